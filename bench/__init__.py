@@ -1,0 +1,1 @@
+"""Benchmarks: run as ``python -m bench.NAME``; they report ratios and counts."""

@@ -1,0 +1,1 @@
+"""The human interface of p2pkille (the ``p2pkille`` command)."""
