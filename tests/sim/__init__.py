@@ -1,0 +1,1 @@
+"""Tests of the simulated network (p2pkille.sim)."""
