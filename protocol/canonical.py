@@ -1,0 +1,282 @@
+"""Canonical JSON: one byte string per value, so signatures and hashes are unambiguous.
+
+The canonical form of a value (``docs/protocol-messages.md``, "Canonical encoding"):
+
+- UTF-8, no byte order mark, no insignificant whitespace (``,`` and ``:`` bare);
+- objects with string keys sorted by their code points (the same order as their
+  UTF-8 bytes), no duplicate keys;
+- integers only, in decimal, no leading zero, no ``-0``, within
+  ``[-(2**53 - 1), 2**53 - 1]`` (I-JSON's range, exact in every JSON library);
+  no floats, no exponent, no ``NaN``/``Infinity``;
+- ``true``, ``false``, ``null``;
+- strings escape only ``"``, ``\\`` and the controls U+0000..U+001F (as ``\\b``,
+  ``\\t``, ``\\n``, ``\\f``, ``\\r`` or ``\\u00xx`` with lowercase hex); every other
+  character is written as itself in UTF-8. Lone surrogates are refused. Strings are
+  NOT Unicode-normalised: NFC depends on the Unicode version of each
+  implementation, which would make validity differ between peers; since the
+  received bytes must already be canonical (below), no normalisation is needed
+  for signatures to be unambiguous. Applications that compare names should
+  normalise them before encoding;
+- bytes travel as strings in base64url without padding (RFC 4648 section 5),
+  canonical (unused trailing bits zero); the schema of each message says which
+  fields are bytes.
+
+The decoder is strict: it requires the received bytes to BE the canonical
+encoding of what they decode to (decode, re-encode, compare). We chose that over
+"verify the signature over a re-encoding" so that every accepted message has
+exactly one byte form: a relay cannot make a second, differently hashed copy of a
+signed message, duplicate detection by bytes is exact, and the bytes we store as
+evidence are the bytes that were signed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final, TypeAlias, cast
+
+from protocol.errors import InvalidEncoding, LocalProtocolError
+
+JsonValue: TypeAlias = (
+    "dict[str, JsonValue] | list[JsonValue] | str | int | bool | None"
+)
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+MAX_SIZE: Final = 65536
+"""Default size limit of one encoded message, in bytes."""
+MAX_DEPTH: Final = 32
+"""Deepest nesting of arrays and objects the decoder accepts."""
+MAX_INT: Final = 2**53 - 1
+"""Largest magnitude of an integer; larger numbers travel as bytes."""
+
+_MAX_INT_DIGITS: Final = len(str(MAX_INT)) + 1  # room for a minus sign
+_B64URL: Final = re.compile(r"[A-Za-z0-9_-]*")
+_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS: Final = re.compile(rb"[\[\]{}]")
+
+
+class _Reject(Exception):
+    """A value that has no canonical form (internal; mapped to the right public error)."""
+
+
+def encode(value: object) -> bytes:
+    """The canonical encoding of a JSON value built by this process.
+
+    Raises :class:`LocalProtocolError` if the value has no canonical form (a float, a
+    non-string key, an integer out of range, a lone surrogate, nesting too deep).
+    """
+    try:
+        return _encode(value)
+    except _Reject as exc:
+        raise LocalProtocolError(f"no canonical encoding: {exc}") from None
+
+
+def decode(data: bytes, *, max_size: int = MAX_SIZE) -> JsonValue:
+    """Decode canonical JSON from a peer; anything else raises :class:`InvalidEncoding`.
+
+    The error's ``evidence`` is ``data`` as received.
+    """
+    if not isinstance(data, bytes | bytearray):
+        raise InvalidEncoding(f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > max_size:
+        raise InvalidEncoding(
+            f"message of {len(data)} bytes exceeds the limit of {max_size}", evidence=data
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEncoding(f"not UTF-8: {exc.reason} at byte {exc.start}",
+                              evidence=data) from None
+    # Counting brackets first skips the scan for nearly every message.
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and (depth := _depth(data)) > MAX_DEPTH:
+        raise InvalidEncoding(f"nesting depth {depth} exceeds {MAX_DEPTH}", evidence=data)
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_object,
+            parse_float=_no_float,
+            parse_int=_int,
+            parse_constant=_no_constant,
+        )
+        canonical = _encode(value)
+    except _Reject as exc:
+        raise InvalidEncoding(f"not canonical JSON: {exc}", evidence=data) from None
+    except (ValueError, RecursionError) as exc:
+        # json.JSONDecodeError is a ValueError; RecursionError cannot happen below
+        # MAX_DEPTH but is mapped anyway so peer input never escapes as a crash.
+        raise InvalidEncoding(f"not JSON: {exc}", evidence=data) from None
+    if canonical != data:
+        raise InvalidEncoding("JSON is not in canonical form", evidence=data)
+    return cast(JsonValue, value)
+
+
+def decode_object(data: bytes, *, max_size: int = MAX_SIZE) -> JsonObject:
+    """:func:`decode`, and the top level must be an object."""
+    value = decode(data, max_size=max_size)
+    if not isinstance(value, dict):
+        raise InvalidEncoding(f"expected a JSON object, got {_kind(value)}", evidence=data)
+    return value
+
+
+def b64encode(raw: bytes) -> str:
+    """Bytes as base64url text without padding."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def b64decode(text: str, *, evidence: bytes = b"") -> bytes:
+    """Strict base64url without padding; a non-canonical form raises :class:`InvalidEncoding`."""
+    if not isinstance(text, str) or _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
+        raise InvalidEncoding(f"not unpadded base64url: {text!r:.80}", evidence=evidence)
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidEncoding(f"not base64url: {text!r:.80}", evidence=evidence) from None
+    if b64encode(raw) != text:
+        raise InvalidEncoding(f"non-canonical base64url (trailing bits): {text!r:.80}",
+                              evidence=evidence)
+    return raw
+
+
+# Field readers for message schemas: each raises InvalidEncoding naming the field.
+
+
+def require_keys(obj: Mapping[str, object], keys: Sequence[str], *, what: str,
+                 evidence: bytes = b"") -> None:
+    """The object has exactly ``keys``: none missing, none extra."""
+    have = set(obj)
+    want = set(keys)
+    if have != want:
+        missing = sorted(want - have)
+        extra = sorted(have - want)
+        raise InvalidEncoding(f"{what}: missing fields {missing}, unexpected fields {extra}",
+                              evidence=evidence)
+
+
+def get_int(obj: Mapping[str, object], key: str, *, lo: int, hi: int, what: str,
+            evidence: bytes = b"") -> int:
+    value = obj[key]
+    # bool is an int subclass in Python; JSON true is not a number.
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise InvalidEncoding(f"{what}.{key}: expected an integer in [{lo}, {hi}], "
+                              f"got {value!r:.40}", evidence=evidence)
+    return value
+
+
+def get_str(obj: Mapping[str, object], key: str, *, what: str, pattern: re.Pattern[str],
+            evidence: bytes = b"") -> str:
+    value = obj[key]
+    if not isinstance(value, str) or pattern.fullmatch(value) is None:
+        raise InvalidEncoding(f"{what}.{key}: expected a string matching {pattern.pattern}, "
+                              f"got {value!r:.40}", evidence=evidence)
+    return value
+
+
+def get_bytes(obj: Mapping[str, object], key: str, *, what: str, size: int | None = None,
+              min_size: int = 0, max_size: int | None = None, evidence: bytes = b"") -> bytes:
+    value = obj[key]
+    if not isinstance(value, str):
+        raise InvalidEncoding(f"{what}.{key}: expected base64url text, got {_kind(value)}",
+                              evidence=evidence)
+    raw = b64decode(value, evidence=evidence)
+    lo, hi = (size, size) if size is not None else (min_size, max_size)
+    if len(raw) < lo or (hi is not None and len(raw) > hi):
+        raise InvalidEncoding(f"{what}.{key}: {len(raw)} bytes, expected "
+                              f"{lo if lo == hi else f'{lo}..{hi}'}", evidence=evidence)
+    return raw
+
+
+def get_object(obj: Mapping[str, object], key: str, *, what: str,
+               evidence: bytes = b"") -> JsonObject:
+    value = obj[key]
+    if not isinstance(value, dict):
+        raise InvalidEncoding(f"{what}.{key}: expected an object, got {_kind(value)}",
+                              evidence=evidence)
+    return cast(JsonObject, value)
+
+
+def get_list(obj: Mapping[str, object], key: str, *, what: str,
+             evidence: bytes = b"") -> list[JsonValue]:
+    value = obj[key]
+    if not isinstance(value, list):
+        raise InvalidEncoding(f"{what}.{key}: expected an array, got {_kind(value)}",
+                              evidence=evidence)
+    return cast(list[JsonValue], value)
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            int: "an integer", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _encode(value: object) -> bytes:
+    _check(value, 0)
+    # With the tree checked, the C encoder yields exactly the canonical form:
+    # sort_keys orders by code point, ensure_ascii=False escapes only '"', '\\' and
+    # U+0000..U+001F (short forms, else lowercase \u00xx), separators drop spaces.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                      allow_nan=False, check_circular=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Reject("a string holds a lone surrogate") from None
+
+
+def _check(value: object, depth: int) -> None:
+    if value is None or value is True or value is False or type(value) is str:
+        return
+    if isinstance(value, int):
+        if not -MAX_INT <= value <= MAX_INT:
+            raise _Reject(f"integer {value} outside +-(2**53 - 1)")
+        return
+    if isinstance(value, dict | list | tuple):
+        if depth >= MAX_DEPTH:
+            raise _Reject(f"nesting deeper than {MAX_DEPTH}")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _Reject("an object key is not a string")
+                _check(item, depth + 1)
+        else:
+            for item in value:
+                _check(item, depth + 1)
+        return
+    raise _Reject(f"{type(value).__name__} is not a canonical JSON type")
+
+
+def _depth(data: bytes) -> int:
+    """Deepest bracket nesting outside strings, found without recursion."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_STRING.sub(b"", data)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Reject(f"duplicate key {key!r:.40}")
+        result[key] = value
+    return result
+
+
+def _int(text: str) -> int:
+    if len(text) > _MAX_INT_DIGITS:
+        raise _Reject(f"integer of {len(text)} digits")
+    return int(text)
+
+
+def _no_float(text: str) -> object:
+    raise _Reject(f"number {text[:40]!r} is not an integer")
+
+
+def _no_constant(text: str) -> object:
+    raise _Reject(f"{text} is not JSON")
