@@ -1,6 +1,6 @@
 """Canonical JSON: one byte string per value, so signatures and hashes are unambiguous.
 
-The canonical form of a value (``docs/protocol-messages.md``, "Canonical encoding"):
+The canonical form of a value (``docs/protocol.md``, "10.2 Canonical encoding"):
 
 - UTF-8, no byte order mark, no insignificant whitespace (``,`` and ``:`` bare);
 - objects with string keys sorted by their code points (the same order as their

@@ -4,7 +4,7 @@ Sans-I/O: :meth:`Transcript.receive` takes the bytes of one envelope as they
 arrived (from any peer, in any order, possibly twice) and returns events; the
 caller owns the network and asks peers for what :meth:`Transcript.missing` names.
 
-Rules (``docs/protocol-messages.md``, "Transcript"):
+Rules (``docs/protocol.md``, "10.5 Transcript"):
 
 - an envelope is *accepted* when it is the next in its author's chain: ``seq`` is
   one more than the author's last accepted one and ``prev`` is that one's id;

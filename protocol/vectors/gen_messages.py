@@ -139,7 +139,7 @@ def generate() -> dict[str, Any]:
         })
 
     return {
-        "description": "p2pkille message vectors: docs/protocol-messages.md",
+        "description": "p2pkille message vectors: docs/protocol.md section 10",
         "seed": _text(SEED),
         "labels": {p: _text(domain.label(p)) for p in
                    ("identity-fingerprint", "envelope", "envelope-id", "transcript-root",

@@ -109,8 +109,8 @@ def test_the_spec_lists_every_label_this_part_uses() -> None:
     from pathlib import Path
 
     from protocol import checkpoint, envelope, transcript
-    spec = (Path(__file__).resolve().parents[2] / "docs" / "protocol-messages.md").read_text()
-    table = spec.split("Labels used by this part")[1].split("## 2.")[0]
+    spec = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    table = spec.split("Labels used by this part")[1].split("### 10.2")[0]
     in_spec = set(re.findall(r"^\| `([a-z-]+)` +\|", table, re.MULTILINE))
     in_code = {"identity-fingerprint", envelope.SIGN_PURPOSE, envelope.ID_PURPOSE,
                transcript.ROOT_PURPOSE, checkpoint.SIGN_PURPOSE, checkpoint.ID_PURPOSE}

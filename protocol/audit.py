@@ -1,0 +1,231 @@
+"""End-of-hand audit: recompute every step and share, decode every slot, blame the first fault.
+
+Input is everything a hand leaves behind once its secrets are opened: the
+joint key's per-seat ``X_i``, each seat's revealed ``x_i``, each shuffle
+step's published deck and commitment, each step's opened witness, and every
+decryption share that was published or forwarded. Checks run in a fixed
+order, and the first failure is reported with the seat to blame:
+
+1. per seat in order: ``x_i`` present, a reduced scalar, and ``x_i G == X_i``;
+2. per step in order: the opening present and well formed, its commitment
+   equal to the published one, and the step recomputed from the previous deck
+   equal to the published deck (a mismatch is diagnosed by decrypting the
+   published deck: a slot that is no card is a substituted card, a card seen
+   twice is a duplicated card, otherwise the re-masking or permutation differs);
+3. per share in the order given: its value equals ``x_sender C1`` of its slot in
+   the final deck and its DLEQ proof verifies;
+4. every slot of the final deck decrypts (with ``x = sum x_i``) to its card.
+
+Since the initial deck is public and each step is checked, step 4 cannot fail
+when 1-3 pass; it yields the cards.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from protocol.deck import (
+    Ciphertext,
+    Deck,
+    ShuffleStep,
+    ShuffleWitness,
+    apply_witness,
+    initial_deck,
+)
+from protocol.errors import LocalProtocolError, RemoteProtocolError
+from protocol.group import DegenerateResult, Point, Scalar
+from protocol.keys import HandContext, JointKey
+from protocol.reveal import DecryptionShare, unmask
+
+__all__ = ["AuditReport", "Blame", "Fault", "HandRecord", "audit_hand"]
+
+
+class Fault(enum.Enum):
+    """Why a seat is blamed."""
+
+    WITHHELD_KEY = "withheld-key"
+    WRONG_KEY = "wrong-key"
+    MISSING_STEP = "missing-step"
+    MISSING_OPENING = "missing-opening"
+    MALFORMED_OPENING = "malformed-opening"
+    COMMITMENT_MISMATCH = "commitment-mismatch"
+    SUBSTITUTED_CARD = "substituted-card"
+    DUPLICATED_CARD = "duplicated-card"
+    STEP_MISMATCH = "step-mismatch"
+    BAD_SHARE = "bad-share"
+
+
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """The first inconsistency found: who, what, where (step and/or slot) and why."""
+
+    seat: int
+    fault: Fault
+    reason: str
+    step: int | None = None
+    slot: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """``blame`` is ``None`` for a clean hand; ``cards[s]`` is the card at final slot ``s``."""
+
+    blame: Blame | None
+    cards: tuple[int, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.blame is None
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """What the audit reads. ``openings`` and ``secrets`` are raw bytes as received,
+    so a malformed one is blamed on its seat rather than failing the audit."""
+
+    hand: HandContext
+    deck: Deck
+    keys: JointKey
+    steps: Sequence[ShuffleStep]
+    openings: Mapping[int, bytes]
+    secrets: Mapping[int, bytes]
+    shares: Sequence[DecryptionShare] = ()
+
+
+class _Found(Exception):
+    def __init__(self, blame: Blame) -> None:
+        super().__init__(blame.reason)
+        self.blame = blame
+
+
+def audit_hand(record: HandRecord) -> AuditReport:
+    """Run every check in order; the report names the first seat at fault, if any."""
+    try:
+        return AuditReport(None, _audit(record))
+    except _Found as found:
+        return AuditReport(found.blame, ())
+
+
+def _audit(record: HandRecord) -> tuple[int, ...]:
+    seats = record.keys.seats
+    total = _check_secrets(record, seats)
+    deck_in = initial_deck(record.deck, record.keys.public)
+    for k in range(seats):
+        if k >= len(record.steps):
+            raise _Found(Blame(k, Fault.MISSING_STEP, f"seat {k} published no step", step=k))
+        step = record.steps[k]
+        if step.context.step != k or step.context.seat != k or step.context.hand != record.hand:
+            raise LocalProtocolError(f"record lists step {step.context} as step {k}")
+        deck_in = _check_step(record, step, deck_in, total)
+    final = deck_in
+    for share in record.shares:
+        _check_share(record, share, final)
+    cards = tuple(_decrypt(ct, total, record.deck) for ct in final)
+    if any(c is None for c in cards):  # pragma: no cover - impossible once steps check
+        raise LocalProtocolError("a checked deck decrypted to a non-card")
+    return tuple(c for c in cards if c is not None)
+
+
+def _check_secrets(record: HandRecord, seats: int) -> Scalar:
+    total: Scalar | None = None
+    for seat in range(seats):
+        raw = record.secrets.get(seat)
+        if raw is None:
+            raise _Found(Blame(seat, Fault.WITHHELD_KEY, f"seat {seat} withheld x_i"))
+        try:
+            x = Scalar.from_bytes(raw)
+        except RemoteProtocolError as exc:
+            raise _Found(
+                Blame(seat, Fault.WRONG_KEY, f"seat {seat} x_i: {exc}")
+            ) from exc
+        if Point.base_mult(x) != record.keys.share_of(seat):
+            raise _Found(
+                Blame(seat, Fault.WRONG_KEY, f"seat {seat} x_i does not match X_i")
+            )
+        total = x if total is None else total + x
+    if total is None:
+        raise LocalProtocolError("a hand with no seats")
+    return total
+
+
+def _decrypt(ct: Ciphertext, total: Scalar, deck: Deck) -> int | None:
+    plain = unmask(ct, [ct.c1 * total])
+    return None if plain is None else deck.index_of(plain)
+
+
+def _check_step(
+    record: HandRecord, step: ShuffleStep, deck_in: tuple[Ciphertext, ...], total: Scalar
+) -> tuple[Ciphertext, ...]:
+    seat = step.context.seat
+    k = step.context.step
+    raw = record.openings.get(seat)
+    if raw is None:
+        raise _Found(Blame(seat, Fault.MISSING_OPENING, f"seat {seat} withheld its witness", k))
+    try:
+        witness = ShuffleWitness.from_bytes(raw, len(record.deck))
+    except RemoteProtocolError as exc:
+        raise _Found(Blame(seat, Fault.MALFORMED_OPENING, f"witness: {exc}", k)) from exc
+    if witness.commitment(step.context) != step.commitment:
+        raise _Found(
+            Blame(seat, Fault.COMMITMENT_MISMATCH, "opened witness does not match commitment", k)
+        )
+    try:
+        expected = apply_witness(deck_in, record.keys.public, witness)
+    except DegenerateResult as exc:
+        # A committed scalar that cancels an input's C1: the step's deck can never have
+        # been valid (receivers refuse the identity), so the seat cheated.
+        raise _Found(
+            Blame(seat, Fault.STEP_MISMATCH, "witness re-masks a card to the identity", k)
+        ) from exc
+    published = tuple(step.deck)
+    if expected == published:
+        return published
+    if len(published) != len(expected):
+        raise _Found(
+            Blame(seat, Fault.STEP_MISMATCH, f"deck of {len(published)} cards published", k)
+        )
+    cards = [_decrypt(ct, total, record.deck) for ct in published]
+    first_seen: dict[int, int] = {}
+    for slot, card in enumerate(cards):
+        if card is None:
+            raise _Found(
+                Blame(seat, Fault.SUBSTITUTED_CARD, f"slot {slot} holds no card", k, slot)
+            )
+        if card in first_seen:
+            raise _Found(
+                Blame(
+                    seat,
+                    Fault.DUPLICATED_CARD,
+                    f"card {record.deck.labels[card]!r} in slots {first_seen[card]} and {slot}",
+                    k,
+                    slot,
+                )
+            )
+        first_seen[card] = slot
+    slot = next(i for i, (a, b) in enumerate(zip(expected, published, strict=True)) if a != b)
+    raise _Found(
+        Blame(seat, Fault.STEP_MISMATCH, f"slot {slot} differs from the opened witness", k, slot)
+    )
+
+
+def _check_share(
+    record: HandRecord, share: DecryptionShare, final: tuple[Ciphertext, ...]
+) -> None:
+    ctx = share.context
+    sender = ctx.sender
+    if not 0 <= sender < record.keys.seats or ctx.hand != record.hand:
+        raise LocalProtocolError(f"share context {ctx} is not of this hand's seats")
+    if not 0 <= ctx.slot < len(final):
+        raise _Found(Blame(sender, Fault.BAD_SHARE, f"share for slot {ctx.slot} out of range"))
+    ct = final[ctx.slot]
+    secret = Scalar.from_bytes(record.secrets[sender])
+    if ct.c1 * secret != share.value:
+        raise _Found(
+            Blame(sender, Fault.BAD_SHARE, "share is not x_i C1", slot=ctx.slot)
+        )
+    try:
+        share.verify(record.keys.share_of(sender), ct)
+    except RemoteProtocolError as exc:
+        raise _Found(Blame(sender, Fault.BAD_SHARE, str(exc), slot=ctx.slot)) from exc

@@ -1,0 +1,186 @@
+"""Decryption shares with Chaum-Pedersen (DLEQ) proofs, and opening cards.
+
+Seat i's share for a ciphertext ``(C1, C2)`` is ``D = x_i C1``, with a proof
+that ``log_G X_i == log_C1 D``. The Fiat-Shamir challenge hashes the whole
+statement and the context::
+
+    c = Hs("dleq", table, hand, slot, sender, recipient, G, X_i, C1, D, A1, A2)
+
+with ``A1 = w G``, ``A2 = w C1`` and ``z = w + c x_i``. A proof is ``(c, z)``;
+the verifier recomputes ``A1 = z G - c X_i``, ``A2 = z C1 - c D`` and compares
+the challenge. ``recipient`` is a seat for a private reveal and empty for a
+public open, so a share proven for one recipient cannot be replayed as a
+public open or to another seat. Shares are self-verifying: a forwarded share
+is checked exactly like one received from its sender.
+
+``M = C2 - sum_i D_i`` over every key holder; ``M`` decodes to a card index or
+is "not a card".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from protocol.deck import Ciphertext, Deck
+from protocol.domain import encode
+from protocol.errors import InvalidEncoding, InvalidProof, LocalProtocolError
+from protocol.group import DegenerateResult, Point, Scalar
+from protocol.keys import HandContext, JointKey, KeyShare, u64
+from protocol.rng import Rng
+
+__all__ = [
+    "BadShare",
+    "DecryptionShare",
+    "DleqProof",
+    "RevealContext",
+    "open_card",
+    "unmask",
+]
+
+G = Point.GENERATOR
+
+
+@dataclass(frozen=True, slots=True)
+class RevealContext:
+    """Which card slot a share is for, who made it and for whom (``None`` = public)."""
+
+    hand: HandContext
+    slot: int
+    sender: int
+    recipient: int | None
+
+    def parts(self) -> tuple[bytes, ...]:
+        rcpt = b"" if self.recipient is None else u64(self.recipient)
+        return (*self.hand.parts(), u64(self.slot), u64(self.sender), rcpt)
+
+    def header(self) -> bytes:
+        """The context as one byte string (length-prefixed parts), e.g. sealing's header."""
+        return encode(*self.parts())
+
+
+class BadShare(InvalidProof):
+    """A decryption share whose proof fails; ``sender`` is the seat to blame."""
+
+    def __init__(self, sender: int, reason: str, *, evidence: bytes = b"") -> None:
+        super().__init__(f"share from seat {sender}: {reason}", evidence=evidence)
+        self.sender = sender
+
+
+@dataclass(frozen=True, slots=True)
+class DleqProof:
+    """``(c, z)`` proving ``log_G X == log_C1 D``."""
+
+    challenge: Scalar
+    response: Scalar
+
+    def to_bytes(self) -> bytes:
+        return self.challenge.data + self.response.data
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> DleqProof:
+        if len(data) != 64:
+            raise InvalidEncoding("DLEQ proof must be 64 bytes", evidence=data)
+        return cls(Scalar.from_bytes(data[:32], allow_zero=True), Scalar.from_bytes(data[32:]))
+
+
+def _challenge(
+    ctx: RevealContext, public: Point, c1: Point, share: Point, a1: Point, a2: Point
+) -> Scalar:
+    return Scalar.from_hash(
+        "dleq", *ctx.parts(), G.data, public.data, c1.data, share.data, a1.data, a2.data
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DecryptionShare:
+    """``D = x_i C1`` for one slot with its DLEQ proof. Wire: ``D || c || z`` (96 bytes)."""
+
+    context: RevealContext
+    value: Point
+    proof: DleqProof
+
+    SIZE = 96
+
+    @classmethod
+    def make(cls, key: KeyShare, ct: Ciphertext, ctx: RevealContext, rng: Rng) -> DecryptionShare:
+        """Seat ``key.seat``'s share of ``ct`` for ``ctx``, proven against ``key.public``."""
+        if ctx.sender != key.seat:
+            raise LocalProtocolError(f"seat {key.seat} cannot make a share as seat {ctx.sender}")
+        x = key.secret
+        value = ct.c1 * x
+        w = Scalar.from_hash(
+            "dleq-nonce", x.data, rng.randbytes(32), *ctx.parts(), ct.c1.data, value.data
+        )
+        a1 = Point.base_mult(w)
+        a2 = ct.c1 * w
+        c = _challenge(ctx, key.public, ct.c1, value, a1, a2)
+        return cls(ctx, value, DleqProof(c, w + c * x))
+
+    def verify(self, public: Point, ct: Ciphertext) -> None:
+        """Raise :class:`BadShare` unless this is ``log_G(public) * C1`` for its context."""
+        c, z = self.proof.challenge, self.proof.response
+        try:
+            a1 = Point.base_mult(z) - public * c
+            a2 = ct.c1 * z - self.value * c
+        except DegenerateResult as exc:
+            raise BadShare(
+                self.context.sender, "degenerate proof", evidence=self.to_bytes()
+            ) from exc
+        if _challenge(self.context, public, ct.c1, self.value, a1, a2) != c:
+            raise BadShare(
+                self.context.sender, "DLEQ proof does not verify", evidence=self.to_bytes()
+            )
+
+    def to_bytes(self) -> bytes:
+        return self.value.data + self.proof.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, ctx: RevealContext, data: bytes) -> DecryptionShare:
+        if len(data) != cls.SIZE:
+            raise InvalidEncoding(f"decryption share must be {cls.SIZE} bytes", evidence=data)
+        return cls(ctx, Point.from_bytes(data[:32]), DleqProof.from_bytes(data[32:]))
+
+
+def unmask(ct: Ciphertext, share_values: Sequence[Point]) -> Point | None:
+    """``C2 - sum D_i``; ``None`` when that is the identity (then it is no card)."""
+    try:
+        return ct.c2 - Point.sum(list(share_values))
+    except DegenerateResult:
+        return None
+
+
+def open_card(
+    ct: Ciphertext,
+    shares: Iterable[DecryptionShare],
+    keys: JointKey,
+    deck: Deck,
+    *,
+    own: KeyShare | None = None,
+) -> int | None:
+    """Verify a share from every key holder (``own`` stands in for the caller's) and decode.
+
+    Returns the card index, or ``None`` if the result is not a card of ``deck``
+    (then some shuffle step substituted it; the end-of-hand audit names the seat).
+    Raises :class:`BadShare` for a share that does not verify and
+    :class:`LocalProtocolError` if shares are missing or duplicated.
+    """
+    values: dict[int, Point] = {}
+    slot: int | None = None
+    for share in shares:
+        sender = share.context.sender
+        if sender in values or (own is not None and sender == own.seat):
+            raise LocalProtocolError(f"two shares for seat {sender}")
+        if slot is not None and share.context.slot != slot:
+            raise LocalProtocolError("shares for different slots")
+        slot = share.context.slot
+        share.verify(keys.share_of(sender), ct)
+        values[sender] = share.value
+    if own is not None:
+        values[own.seat] = ct.c1 * own.secret
+    if sorted(values) != list(range(keys.seats)):
+        raise LocalProtocolError(
+            f"need a share from every seat 0..{keys.seats - 1}, have {sorted(values)}"
+        )
+    plain = unmask(ct, list(values.values()))
+    return None if plain is None else deck.index_of(plain)

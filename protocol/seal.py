@@ -1,0 +1,122 @@
+"""Sealing a payload (a decryption share) to one recipient's X25519 key.
+
+``seal``: a fresh ephemeral X25519 key ``e``; ``ss = X25519(e, R)``;
+``k = HKDF-SHA256(ikm=ss, salt="", info=encode(label("seal-key"), E, R), 32)``;
+``box = E || ChaCha20-Poly1305(k, nonce=0^12, aad=encode(label("seal-aad"), header), pt)``.
+The key is used once, so the all-zero nonce is safe. The header (the share's
+context) is bound as associated data: a box moved to another context fails.
+
+The sender's signed envelope also carries ``sealed_digest(header, pt)``. A
+recipient whose box fails to open, or opens to a share that does not verify,
+accuses; the sender answers by publishing ``pt`` openly, which anyone checks
+against the signed digest and the share's proof, or is blamed.
+"""
+
+from __future__ import annotations
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from protocol.deck import Ciphertext
+from protocol.domain import encode, hash32, label
+from protocol.errors import InvalidEncoding, RemoteProtocolError
+from protocol.group import Point
+from protocol.keys import DeliveryKeyPair, delivery_public_key
+from protocol.reveal import DecryptionShare, RevealContext
+from protocol.rng import Rng
+
+__all__ = [
+    "SEAL_OVERHEAD",
+    "SealError",
+    "check_disclosed_share",
+    "open_sealed",
+    "open_share",
+    "seal",
+    "seal_share",
+    "sealed_digest",
+]
+
+_NONCE = bytes(12)
+#: Bytes a sealed box adds to its plaintext: ephemeral key and Poly1305 tag.
+SEAL_OVERHEAD = 32 + 16
+MAX_SEALED = 4096
+
+
+class SealError(RemoteProtocolError):
+    """A sealed box that does not open: wrong key, wrong header or tampered bytes."""
+
+
+def _key(shared: bytes, ephemeral: bytes, recipient: bytes) -> bytes:
+    hkdf = HKDF(
+        algorithm=hashes.SHA256(),
+        length=32,
+        salt=None,
+        info=encode(label("seal-key"), ephemeral, recipient),
+    )
+    return hkdf.derive(shared)
+
+
+def _aad(header: bytes) -> bytes:
+    return encode(label("seal-aad"), header)
+
+
+def seal(recipient_public: bytes, header: bytes, plaintext: bytes, rng: Rng) -> bytes:
+    """Encrypt ``plaintext`` to ``recipient_public`` bound to ``header``."""
+    recipient = delivery_public_key(recipient_public)
+    ephemeral = DeliveryKeyPair.generate(rng)
+    try:
+        shared = ephemeral.private_key().exchange(recipient)
+    except ValueError as exc:
+        raise InvalidEncoding(
+            "recipient X25519 key is a low-order point", evidence=recipient_public
+        ) from exc
+    key = _key(shared, ephemeral.public, recipient_public)
+    return ephemeral.public + ChaCha20Poly1305(key).encrypt(_NONCE, plaintext, _aad(header))
+
+
+def open_sealed(recipient: DeliveryKeyPair, header: bytes, box: bytes) -> bytes:
+    """Decrypt a box sealed to ``recipient``; any failure is :class:`SealError`."""
+    if not SEAL_OVERHEAD <= len(box) <= MAX_SEALED:
+        raise SealError(f"sealed box of {len(box)} bytes is out of range", evidence=box[:256])
+    ephemeral = box[:32]
+    try:
+        shared = recipient.private_key().exchange(delivery_public_key(ephemeral))
+    except ValueError as exc:
+        raise SealError("ephemeral key is a low-order point", evidence=box) from exc
+    key = _key(shared, ephemeral, recipient.public)
+    try:
+        return ChaCha20Poly1305(key).decrypt(_NONCE, box[32:], _aad(header))
+    except InvalidTag as exc:
+        raise SealError("sealed box does not authenticate", evidence=box) from exc
+
+
+def sealed_digest(header: bytes, plaintext: bytes) -> bytes:
+    """What the sender's envelope signs about a sealed payload: ``hash32("sealed", header, pt)``."""
+    return hash32("sealed", header, plaintext)
+
+
+def seal_share(share: DecryptionShare, recipient_public: bytes, rng: Rng) -> tuple[bytes, bytes]:
+    """Seal a share to its recipient: ``(box, digest)``; the envelope signs the digest."""
+    header = share.context.header()
+    plaintext = share.to_bytes()
+    return seal(recipient_public, header, plaintext, rng), sealed_digest(header, plaintext)
+
+
+def open_share(recipient: DeliveryKeyPair, ctx: RevealContext, box: bytes) -> DecryptionShare:
+    """Open a sealed share and parse it (the caller still verifies its proof)."""
+    return DecryptionShare.from_bytes(ctx, open_sealed(recipient, ctx.header(), box))
+
+
+def check_disclosed_share(
+    ctx: RevealContext, plaintext: bytes, digest: bytes, public: Point, ct: Ciphertext
+) -> DecryptionShare:
+    """Settle an accusation: the sender's openly published plaintext must match the digest
+    its envelope signed and carry a valid share; otherwise the sender is to blame
+    (:class:`SealError` for a digest mismatch, :class:`BadShare` for a bad proof)."""
+    if sealed_digest(ctx.header(), plaintext) != digest:
+        raise SealError("disclosed plaintext does not match the signed digest", evidence=plaintext)
+    share = DecryptionShare.from_bytes(ctx, plaintext)
+    share.verify(public, ct)
+    return share
