@@ -13,7 +13,9 @@ order, and the first failure is reported with the seat to blame:
    published deck: a slot that is no card is a substituted card, a card seen
    twice is a duplicated card, otherwise the re-masking or permutation differs);
 3. per share in the order given: its value equals ``x_sender C1`` of its slot in
-   the final deck and its DLEQ proof verifies;
+   the final deck and its DLEQ proof verifies; a bad share is blamed on the seat
+   that published it (``publishers``), which is its maker unless it was forwarded
+   or published by a holder;
 4. every slot of the final deck decrypts (with ``x = sum x_i``) to its card.
 
 Since the initial deck is public and each step is checked, step 4 cannot fail
@@ -92,6 +94,10 @@ class HandRecord:
     openings: Mapping[int, bytes]
     secrets: Mapping[int, bytes]
     shares: Sequence[DecryptionShare] = ()
+    publishers: Sequence[int] = ()
+    """``publishers[i]`` is the seat whose envelope carried ``shares[i]`` (empty: each
+    share's maker). A holder publishing the shares it received, or a seat forwarding
+    them, answers for them: a share that fails proves nothing about its maker."""
 
 
 class _Found(Exception):
@@ -120,8 +126,13 @@ def _audit(record: HandRecord) -> tuple[int, ...]:
             raise LocalProtocolError(f"record lists step {step.context} as step {k}")
         deck_in = _check_step(record, step, deck_in, total)
     final = deck_in
-    for share in record.shares:
-        _check_share(record, share, final)
+    publishers = record.publishers or [s.context.sender for s in record.shares]
+    if len(publishers) != len(record.shares):
+        raise LocalProtocolError(
+            f"{len(publishers)} publishers listed for {len(record.shares)} shares"
+        )
+    for share, publisher in zip(record.shares, publishers, strict=True):
+        _check_share(record, share, final, publisher)
     cards = tuple(_decrypt(ct, total, record.deck) for ct in final)
     if any(c is None for c in cards):  # pragma: no cover - impossible once steps check
         raise LocalProtocolError("a checked deck decrypted to a non-card")
@@ -211,21 +222,27 @@ def _check_step(
 
 
 def _check_share(
-    record: HandRecord, share: DecryptionShare, final: tuple[Ciphertext, ...]
+    record: HandRecord, share: DecryptionShare, final: tuple[Ciphertext, ...], publisher: int
 ) -> None:
     ctx = share.context
     sender = ctx.sender
-    if not 0 <= sender < record.keys.seats or ctx.hand != record.hand:
-        raise LocalProtocolError(f"share context {ctx} is not of this hand's seats")
+    seats = record.keys.seats
+    if not 0 <= sender < seats or not 0 <= publisher < seats or ctx.hand != record.hand:
+        raise LocalProtocolError(
+            f"share context {ctx} published by {publisher} is not of this hand's seats"
+        )
+    what = f"share of seat {sender}" + ("" if publisher == sender else f" (from {publisher})")
     if not 0 <= ctx.slot < len(final):
-        raise _Found(Blame(sender, Fault.BAD_SHARE, f"share for slot {ctx.slot} out of range"))
+        raise _Found(
+            Blame(publisher, Fault.BAD_SHARE, f"{what} for slot {ctx.slot} out of range")
+        )
     ct = final[ctx.slot]
     secret = Scalar.from_bytes(record.secrets[sender])
     if ct.c1 * secret != share.value:
         raise _Found(
-            Blame(sender, Fault.BAD_SHARE, "share is not x_i C1", slot=ctx.slot)
+            Blame(publisher, Fault.BAD_SHARE, f"{what} is not x_i C1", slot=ctx.slot)
         )
     try:
         share.verify(record.keys.share_of(sender), ct)
     except RemoteProtocolError as exc:
-        raise _Found(Blame(sender, Fault.BAD_SHARE, str(exc), slot=ctx.slot)) from exc
+        raise _Found(Blame(publisher, Fault.BAD_SHARE, f"{what}: {exc}", slot=ctx.slot)) from exc

@@ -161,7 +161,12 @@ class Checkpoint:
         signer.verify(SIGN_PURPOSE, self.encode(), signature, evidence=evidence)
 
     def check_root(self, transcript: Transcript) -> None:
-        """Compare with our own transcript (which must cover the cut) before signing."""
+        """Compare with our own transcript before signing. A cut we do not cover (a
+        peer's statement, we may be behind) is :class:`WrongRoot` too: fetch what
+        ``transcript.missing`` names and check again."""
+        if not transcript.covers(self.cut):
+            raise WrongRoot(f"cut {self.cut} not covered by our heads {transcript.heads()}",
+                            evidence=self.encode())
         mine = transcript.root(self.cut)
         if mine != self.root:
             raise WrongRoot(f"root {self.root.hex()[:16]}... over cut {self.cut}, ours is "

@@ -163,7 +163,10 @@ def open_card(
     Returns the card index, or ``None`` if the result is not a card of ``deck``
     (then some shuffle step substituted it; the end-of-hand audit names the seat).
     Raises :class:`BadShare` for a share that does not verify and
-    :class:`LocalProtocolError` if shares are missing or duplicated.
+    :class:`LocalProtocolError` if shares are missing or duplicated. ``BadShare.sender``
+    is the seat the share's context names; if the share reached the caller through
+    another seat (forwarded, or relayed in a public open), that seat is to blame
+    instead: bytes that fail the proof say nothing about the seat they name.
     """
     values: dict[int, Point] = {}
     slot: int | None = None

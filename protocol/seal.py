@@ -24,7 +24,7 @@ from protocol.domain import encode, hash32, label
 from protocol.errors import InvalidEncoding, RemoteProtocolError
 from protocol.group import Point
 from protocol.keys import DeliveryKeyPair, delivery_public_key
-from protocol.reveal import DecryptionShare, RevealContext
+from protocol.reveal import BadShare, DecryptionShare, RevealContext
 from protocol.rng import Rng
 
 __all__ = [
@@ -110,13 +110,28 @@ def open_share(recipient: DeliveryKeyPair, ctx: RevealContext, box: bytes) -> De
 
 
 def check_disclosed_share(
-    ctx: RevealContext, plaintext: bytes, digest: bytes, public: Point, ct: Ciphertext
+    ctx: RevealContext, plaintext: bytes, digest: bytes, public: Point, ct: Ciphertext, *,
+    sealer: int,
 ) -> DecryptionShare:
-    """Settle an accusation: the sender's openly published plaintext must match the digest
-    its envelope signed and carry a valid share; otherwise the sender is to blame
-    (:class:`SealError` for a digest mismatch, :class:`BadShare` for a bad proof)."""
+    """Settle an accusation: the plaintext ``sealer`` published must match the digest its
+    envelope signed and carry a valid share; otherwise ``sealer`` is to blame
+    (:class:`SealError` for a digest mismatch, :class:`BadShare` naming ``sealer`` for a
+    bad proof).
+
+    ``sealer`` is the author of the envelope that carried the box. It differs from
+    ``ctx.sender`` for a forwarded share (which keeps its maker's context): a bad one is
+    the forwarder's fault, since it could check the share when it received it, and a
+    bad share's bytes prove nothing about its maker (anyone can write them)."""
     if sealed_digest(ctx.header(), plaintext) != digest:
         raise SealError("disclosed plaintext does not match the signed digest", evidence=plaintext)
     share = DecryptionShare.from_bytes(ctx, plaintext)
-    share.verify(public, ct)
+    try:
+        share.verify(public, ct)
+    except BadShare as exc:
+        if sealer == ctx.sender:
+            raise
+        raise BadShare(
+            sealer, f"forwarded share of seat {ctx.sender} does not verify",
+            evidence=exc.evidence,
+        ) from exc
     return share

@@ -75,7 +75,9 @@ class Cut:
     @classmethod
     def from_text(cls, text: str) -> Cut:
         parts = text.split(",")
-        if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") for p in parts):
+        # The length bound keeps int() below Python's 4300-digit limit (a ValueError).
+        if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0")
+                   and len(p) <= len(str(canonical.MAX_INT)) for p in parts):
             raise InvalidEncoding(f"bad cut text {text!r:.80}")
         try:
             return cls(tuple(int(p) for p in parts))

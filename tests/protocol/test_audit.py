@@ -268,3 +268,23 @@ def test_nine_seats_and_forty_two_cards() -> None:
     assert report.ok
     assert list(report.cards) == big.expected_cards()
     assert sorted(report.cards) == list(range(42))
+
+
+def test_bad_relayed_share_blames_its_publisher_not_its_maker(hand: Hand) -> None:
+    # Seat 1 holds slot 3 and opens it publicly, publishing the shares it received;
+    # it alters seat 0's. Bytes that fail the proof prove nothing about seat 0 (anyone
+    # can write them): the seat whose envelope published them is to blame.
+    good = record(hand).shares
+    index = next(i for i, s in enumerate(good) if (s.context.slot, s.context.sender) == (3, 0))
+    bad = replace(good[index], value=good[index].value + Point.GENERATOR)
+    shares = (*good[:index], bad, *good[index + 1:])
+    publishers = tuple(1 if s.context.slot == 3 else s.context.sender for s in good)
+    report = audit_hand(record(hand, shares=shares, publishers=publishers))
+    assert blamed(report) == (1, Fault.BAD_SHARE)
+    assert report.blame is not None
+    assert "seat 0" in report.blame.reason
+    # Without publishers every share is taken to come from its maker.
+    assert blamed(audit_hand(record(hand, shares=shares))) == (0, Fault.BAD_SHARE)
+    assert audit_hand(record(hand, publishers=publishers)).ok
+    with pytest.raises(LocalProtocolError):
+        audit_hand(record(hand, publishers=publishers[:-1]))

@@ -184,3 +184,15 @@ def test_statement_bounds_are_ours_to_respect() -> None:
             Checkpoint(**args)
     with pytest.raises(LocalProtocolError):
         Checkpoint(TABLE, 1, tuple(MEMBERS), Cut((0, 0)), bytes(32), STATE)
+
+
+def test_a_cut_beyond_our_transcript_is_a_remote_error() -> None:
+    # A peer's checkpoint over envelopes we have not accepted yet: not our bug (the
+    # spec says WrongRoot); we fetch what transcript.missing names and check again.
+    ahead = Checkpoint.of(_transcript(3), hand=1, state=STATE)
+    behind = _transcript(2)
+    with pytest.raises(WrongRoot, match="not covered"):
+        ahead.check_root(behind)
+    other = Checkpoint(TABLE, 1, tuple(MEMBERS[:2]), Cut((1, 1)), bytes(32), STATE)
+    with pytest.raises(WrongRoot):
+        other.check_root(behind)

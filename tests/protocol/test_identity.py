@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -131,3 +133,24 @@ def test_small_order_mixed_order_and_non_canonical_keys_are_refused() -> None:
 def test_seed_must_be_32_bytes() -> None:
     with pytest.raises(LocalProtocolError):
         Identity.from_seed(bytes(31))
+
+
+def test_signature_with_a_non_canonical_r_is_refused() -> None:
+    # The author can make R the identity: S = k * a gives [S]B - [k]A = identity. Encoded
+    # canonically (y = 1) that verifies; encoded as y = p + 1 it must not (docs 10.3: R
+    # is compared as bytes), or implementations comparing points would disagree.
+    seed = bytes(range(32))
+    digest = hashlib.sha512(seed).digest()
+    a = int.from_bytes(digest[:32], "little") & ((1 << 254) - 8) | (1 << 254)
+    signer = Identity.from_seed(seed)
+    order = 2**252 + 27742317777372353535851937790883648493
+    signed = encode(label("envelope"), b"message")
+    for r_y, valid in ((1, True), (P + 1, False)):
+        r = r_y.to_bytes(32, "little")
+        k = int.from_bytes(hashlib.sha512(r + signer.public.raw + signed).digest(), "little")
+        signature = r + (k * a % order).to_bytes(32, "little")
+        if valid:
+            signer.public.verify("envelope", b"message", signature)
+        else:
+            with pytest.raises(InvalidSignature):
+                signer.public.verify("envelope", b"message", signature)

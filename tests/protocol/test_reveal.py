@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from protocol.deck import Ciphertext, mask
 from protocol.errors import LocalProtocolError, RemoteProtocolError
-from protocol.group import Point, Scalar
+from protocol.group import GROUP_ORDER, Point, Scalar
 from protocol.keys import DeliveryKeyPair, HandContext, KeyShare
 from protocol.reveal import BadShare, DecryptionShare, DleqProof, RevealContext, open_card, unmask
 from protocol.seal import open_share, seal_share
@@ -192,3 +192,39 @@ def test_arbitrary_shares_never_verify(hand: Hand, data: bytes, slot: int) -> No
     ctx = RevealContext(hand.ctx, slot, 1, None)
     with pytest.raises(RemoteProtocolError):
         DecryptionShare.from_bytes(ctx, data).verify(hand.joint.share_of(1), hand.final[slot])
+
+
+def test_challenge_hashes_the_key_so_no_proof_for_a_chosen_key(hand: Hand) -> None:
+    # Weak Fiat-Shamir (Bernhard-Pereira-Warinschi): were X_i left out of the challenge,
+    # anyone could fix D, A1, A2, take c, then pick z and solve for a key X' that the
+    # "proof" verifies against although log_G X' != log_C1 D. Hashing X_i stops it.
+    ct = hand.final[0]
+    ctx = RevealContext(hand.ctx, 0, 1, None)
+    d, t, s = Scalar.from_int(5), Scalar.from_int(9), Scalar.from_int(13)
+    value, a1, a2 = ct.c1 * d, Point.base_mult(s), ct.c1 * t
+    c = Scalar.from_hash("dleq", *ctx.parts(), Point.GENERATOR.data, ct.c1.data, value.data,
+                         a1.data, a2.data)
+    z = t + c * d
+    inverse = Scalar.from_int(pow(int.from_bytes(c.data, "little"), -1, GROUP_ORDER))
+    chosen_key = Point.base_mult((z - s) * inverse)
+    assert (z - s) * inverse != d  # the statement is false: D is not log_G(X') C1
+    with pytest.raises(BadShare):
+        DecryptionShare(ctx, value, DleqProof(c, z)).verify(chosen_key, ct)
+
+
+def test_challenge_hashes_c1_so_no_proof_for_a_chosen_ciphertext(hand: Hand) -> None:
+    # The other adaptive choice: a seat knowing x_i fixes a false D, A1, A2, takes c and
+    # solves for a C1' the "proof" fits. A last shuffler could put that C1' in its deck;
+    # hashing C1 makes the proof fail.
+    key = hand.keys[1]
+    ctx = RevealContext(hand.ctx, 0, 1, None)
+    w, d, a = Scalar.from_int(21), Scalar.from_int(5), Scalar.from_int(9)
+    value, a1, a2 = Point.base_mult(d), Point.base_mult(w), Point.base_mult(a)
+    c = Scalar.from_hash("dleq", *ctx.parts(), Point.GENERATOR.data, key.public.data,
+                         value.data, a1.data, a2.data)
+    z = w + c * key.secret
+    inverse = Scalar.from_int(pow(int.from_bytes(z.data, "little"), -1, GROUP_ORDER))
+    chosen = Ciphertext(Point.base_mult((a + c * d) * inverse), hand.final[0].c2)
+    assert chosen.c1 * key.secret != value  # the statement is false
+    with pytest.raises(BadShare):
+        DecryptionShare(ctx, value, DleqProof(c, z)).verify(key.public, chosen)

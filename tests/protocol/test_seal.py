@@ -116,16 +116,42 @@ def test_accusation_is_settled_by_disclosure() -> None:
     share = DecryptionShare.make(hand.keys[2], hand.final[1], ctx, hand.rng)
     _box, digest = seal_share(share, ALICE.public, hand.rng)
     public, ct = hand.joint.share_of(2), hand.final[1]
-    assert check_disclosed_share(ctx, share.to_bytes(), digest, public, ct) == share
+    assert check_disclosed_share(ctx, share.to_bytes(), digest, public, ct, sealer=2) == share
     # The sender cannot disclose something other than what it signed...
     other = DecryptionShare.make(hand.keys[2], hand.final[2], ctx, hand.rng)
     with pytest.raises(SealError, match="digest"):
-        check_disclosed_share(ctx, other.to_bytes(), digest, public, ct)
+        check_disclosed_share(ctx, other.to_bytes(), digest, public, ct, sealer=2)
     # ...and a signed garbage share stays garbage: the sender is blamed either way.
     garbage = bytes(96)
     garbage_digest = sealed_digest(ctx.header(), garbage)
     with pytest.raises(RemoteProtocolError):
-        check_disclosed_share(ctx, garbage, garbage_digest, public, ct)
+        check_disclosed_share(ctx, garbage, garbage_digest, public, ct, sealer=2)
     wrong = DecryptionShare(ctx, share.value + hand.joint.public, share.proof).to_bytes()
     with pytest.raises(BadShare):
-        check_disclosed_share(ctx, wrong, sealed_digest(ctx.header(), wrong), public, ct)
+        check_disclosed_share(ctx, wrong, sealed_digest(ctx.header(), wrong), public, ct,
+                              sealer=2)
+
+
+def test_bad_forwarded_share_blames_the_forwarder_not_its_maker() -> None:
+    # Seat 1 made a share of slot 1 for seat 0; seat 0 moves the card to seat 2 and
+    # forwards that share (its context unchanged, recipient 0) but alters it. Seat 2
+    # accuses seat 0, who discloses what it sealed: the forwarder (the box's sealer) is
+    # to blame, never seat 1, whose share seat 0 could check when it received it.
+    hand = play_hand(seats=3, cards=4)
+    ctx = RevealContext(hand.ctx, 1, 1, 0)
+    share = DecryptionShare.make(hand.keys[1], hand.final[1], ctx, hand.rng)
+    public, ct = hand.joint.share_of(1), hand.final[1]
+    assert check_disclosed_share(
+        ctx, share.to_bytes(), sealed_digest(ctx.header(), share.to_bytes()), public, ct,
+        sealer=0) == share
+    altered = DecryptionShare(ctx, share.value + hand.joint.public, share.proof).to_bytes()
+    with pytest.raises(BadShare) as caught:
+        check_disclosed_share(ctx, altered, sealed_digest(ctx.header(), altered), public, ct,
+                              sealer=0)
+    assert caught.value.sender == 0
+    assert "forwarded" in caught.value.reason
+    # Sealed by its maker, a bad share still names the maker.
+    with pytest.raises(BadShare) as caught:
+        check_disclosed_share(ctx, altered, sealed_digest(ctx.header(), altered), public, ct,
+                              sealer=1)
+    assert caught.value.sender == 1
