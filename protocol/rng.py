@@ -15,7 +15,12 @@ from protocol.domain import label
 
 
 class Rng(Protocol):
-    """Anything that yields uniformly random bytes (``random.Random`` fits too)."""
+    """Anything that yields uniformly random bytes.
+
+    Keys, nonces and witnesses come from here, so in play it must be a CSPRNG
+    (:class:`SystemRng`); ``random.Random`` has the method but is predictable and
+    is fit only for tests that do not care about secrecy.
+    """
 
     def randbytes(self, n: int, /) -> bytes: ...
 
