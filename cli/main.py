@@ -18,6 +18,7 @@ from p2pkille import __version__
 # One line per command module under cli/ (add yours here).
 COMMANDS: tuple[str, ...] = (
     "replay",
+    "selfplay",
 )
 
 
