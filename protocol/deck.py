@@ -64,8 +64,10 @@ class Deck:
         if not isinstance(labels, tuple) or not 2 <= len(labels) <= MAX_CARDS:
             raise InvalidEncoding(f"a deck needs 2..{MAX_CARDS} labels as a tuple: {labels!r}")
         for lab in labels:
+            # Printable ASCII only: what counts as "printable" in Unicode differs
+            # between Unicode versions, so two implementations could disagree.
             if (not isinstance(lab, str) or not lab or len(lab) > MAX_LABEL
-                    or not lab.isprintable()):
+                    or not all(" " <= ch <= "~" for ch in lab)):
                 raise InvalidEncoding(f"bad card label {lab!r}")
         if len(set(labels)) != len(labels):
             raise InvalidEncoding(f"card labels are not distinct: {labels!r}")

@@ -57,7 +57,8 @@ class TestDeck:
 
     @pytest.mark.parametrize(
         "labels",
-        [("a", "a"), ("a",), ("a", ""), ("a", "b\n"), ("a", "x" * 65), ["a", "b"]],
+        [("a", "a"), ("a",), ("a", ""), ("a", "b\n"), ("a", "x" * 65), ["a", "b"],
+         ("a", "kåve"), ("a", "\u00a0")],
     )
     def test_bad_decks(self, labels: tuple[str, ...]) -> None:
         with pytest.raises(InvalidEncoding):
