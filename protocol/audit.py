@@ -178,7 +178,7 @@ def _check_step(
         witness = ShuffleWitness.from_bytes(raw, len(record.deck))
     except RemoteProtocolError as exc:
         raise _Found(Blame(seat, Fault.MALFORMED_OPENING, f"witness: {exc}", k)) from exc
-    if witness.commitment(step.context) != step.commitment:
+    if witness.commitment(step.context, deck_in) != step.commitment:
         raise _Found(
             Blame(seat, Fault.COMMITMENT_MISMATCH, "opened witness does not match commitment", k)
         )

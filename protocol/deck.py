@@ -231,9 +231,14 @@ class ShuffleWitness:
         )
         return cls(data[:32], perm, scalars)
 
-    def commitment(self, ctx: ShuffleContext) -> bytes:
-        """``hash32("shuffle-commit", table, hand, seat, step, witness bytes)``."""
-        return hash32("shuffle-commit", *ctx.parts(), self.to_bytes())
+    def commitment(self, ctx: ShuffleContext, deck_in: Sequence[Ciphertext]) -> bytes:
+        """``hash32("shuffle-commit", table, hand, seat, step, deck_digest(in), witness)``.
+
+        Binding the input deck means a step names the deck it shuffled: if the seat
+        before it sent two versions of its step, this step cannot be blamed for having
+        shuffled the other one.
+        """
+        return hash32("shuffle-commit", *ctx.parts(), deck_digest(deck_in), self.to_bytes())
 
     def __repr__(self) -> str:
         return f"ShuffleWitness(<{len(self.permutation)} cards, hidden>)"
@@ -268,4 +273,4 @@ def shuffle_step(
     """Permute and re-mask ``deck_in``; keep the witness secret until the hand's audit."""
     witness = ShuffleWitness.generate(len(deck_in), rng)
     out = apply_witness(deck_in, joint, witness)
-    return ShuffleStep(ctx, out, witness.commitment(ctx)), witness
+    return ShuffleStep(ctx, out, witness.commitment(ctx, deck_in)), witness

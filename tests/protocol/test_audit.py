@@ -254,7 +254,8 @@ def test_witness_that_cancels_a_card_is_blamed_not_crashed(hand: Hand) -> None:
     minus_one = Scalar.from_int(-1)
     evil = ShuffleWitness(w.salt, w.permutation, (minus_one, *w.scalars[1:]))
     step = hand.steps[0]
-    committed = ShuffleStep(step.context, step.deck, evil.commitment(step.context))
+    deck_in = initial_deck(hand.deck, hand.joint.public)
+    committed = ShuffleStep(step.context, step.deck, evil.commitment(step.context, deck_in))
     openings = {i: x.to_bytes() for i, x in enumerate(hand.witnesses)} | {0: evil.to_bytes()}
     report = audit_hand(record(hand, steps=(committed, *hand.steps[1:]), openings=openings))
     assert blamed(report) == (0, Fault.STEP_MISMATCH)

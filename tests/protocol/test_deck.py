@@ -111,7 +111,7 @@ def test_shuffle_step_permutes_and_remasks() -> None:
         for i, j in enumerate(witness.permutation):
             assert decrypt(after[i], x) == decrypt(before[j], x)
         assert apply_witness(before, hand.joint.public, witness) == after
-        assert witness.commitment(step.context) == step.commitment
+        assert witness.commitment(step.context, before) == step.commitment
         before = after
     final_cards = [hand.deck.index_of(decrypt(ct, x)) for ct in hand.final]
     assert final_cards == hand.expected_cards()
@@ -125,10 +125,14 @@ def test_witness_round_trip_and_commitment_binding() -> None:
     assert len(raw) == 32 + 34 * 6
     assert ShuffleWitness.from_bytes(raw, 6).to_bytes() == raw
     assert "hidden" in repr(w)
+    deck_in = hand.steps[0].deck
+    assert w.commitment(step.context, deck_in) == step.commitment
     other_ctx = ShuffleContext(step.context.hand, step.context.seat, step.context.step + 1)
-    assert w.commitment(other_ctx) != step.commitment
+    assert w.commitment(other_ctx, deck_in) != step.commitment
     other_salt = ShuffleWitness(bytes(32), w.permutation, w.scalars)
-    assert other_salt.commitment(step.context) != step.commitment
+    assert other_salt.commitment(step.context, deck_in) != step.commitment
+    # The commitment names the deck the step shuffled.
+    assert w.commitment(step.context, hand.steps[1].deck) != step.commitment
 
 
 def test_witness_decoding_rejects_garbage() -> None:

@@ -100,7 +100,9 @@ def test_shuffle_and_deal_from_the_file(doc: dict[str, Any]) -> None:
         witness = ShuffleWitness.from_bytes(bytes.fromhex(item["witness_hex"]), len(deck))
         assert list(witness.permutation) == item["permutation"]
         sctx = ShuffleContext(ctx, item["seat"], item["step"])
-        manual = domain.hash32("shuffle-commit", *sctx.parts(), witness.to_bytes())
+        deck_in = b"".join(ct.c1.data + ct.c2.data for ct in current)
+        manual = domain.hash32("shuffle-commit", *sctx.parts(),
+                               domain.hash32("deck", deck_in), witness.to_bytes())
         assert manual.hex() == item["commitment_hex"]
         published = tuple(Ciphertext.from_bytes(bytes.fromhex(c)) for c in item["deck"])
         assert apply_witness(current, h, witness) == published
