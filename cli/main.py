@@ -19,6 +19,7 @@ from p2pkille import __version__
 COMMANDS: tuple[str, ...] = (
     "replay",
     "selfplay",
+    "sim",
 )
 
 

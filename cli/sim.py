@@ -1,0 +1,101 @@
+"""``p2pkille sim``: N bot peers play over the simulated network; prints the results.
+
+``--json`` prints one document::
+
+    {"hands": [{"hand", "died", "pot", "chips", "checkpoint", "agreed_by", "voided",
+                "accusations"}], "winner": seat|null, "honest_agree": bool,
+     "stats": {"wall_s", "envelopes", "bytes", "scalar_mults"}}
+
+Without ``--json`` a line per committed hand goes to stderr and the document to
+stdout. Exit status 0 when every honest peer agrees on every checkpoint, 1 when
+they do not, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Final
+
+from p2pkille.engine.options import PRESETS
+from p2pkille.runtime.node import HandOutcome
+from p2pkille.sim.faults import Faults
+from p2pkille.sim.table import build_table
+
+BAD_ARGS: Final = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "sim",
+        help="bot peers play a table over the simulated network",
+        description=(
+            "Runs N bot peers in one process over the simulated network (with optional "
+            "faults) and prints the committed hands. Exit 0 when all honest peers agree "
+            "on every checkpoint."
+        ),
+    )
+    parser.add_argument("--peers", default="3", help="number of peers (default 3)")
+    parser.add_argument("--hands", default="0",
+                        help="stop after this many hands (default 0: play to the end)")
+    parser.add_argument("--ruleset", default="wikipedia",
+                        help=f"one of {', '.join(PRESETS)} (default wikipedia)")
+    parser.add_argument("--seed", default="1", help="seed of everything (default 1)")
+    parser.add_argument("--stake", default="1", help="base stake (default 1)")
+    parser.add_argument("--chips", default="10", help="starting chips (default 10)")
+    parser.add_argument("--faults", default="none",
+                        help="e.g. drop=0.1,dup=0.05,reorder=0.1,delay=50ms (default none)")
+    parser.add_argument("--json", action="store_true", help="print only the JSON document")
+    parser.set_defaults(func=run)
+
+
+class _BadArgs(Exception):
+    pass
+
+
+def _int(name: str, text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
+    if value < low:
+        raise _BadArgs(f"--{name} must be at least {low}, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        ruleset = str(args.ruleset)
+        if ruleset not in PRESETS:
+            raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
+        opts = PRESETS[ruleset]
+        peers = _int("peers", args.peers, 1)
+        if not opts.min_players <= peers <= opts.max_players:
+            raise _BadArgs(f"--peers {peers}: {ruleset} plays with "
+                           f"{opts.min_players}..{opts.max_players} players")
+        hands = _int("hands", args.hands, 0)
+        seed = _int("seed", args.seed, 0)
+        stake = _int("stake", args.stake, 1)
+        chips = _int("chips", args.chips, stake)
+        try:
+            faults = Faults.parse(str(args.faults))
+        except ValueError as exc:
+            raise _BadArgs(f"--faults: {exc}") from None
+    except _BadArgs as exc:
+        print(f"p2pkille sim: {exc}", file=sys.stderr)
+        return BAD_ARGS
+
+    def progress(outcome: HandOutcome) -> None:
+        if not args.json:
+            died = ", ".join(outcome.died) or "nobody"
+            print(f"hand {outcome.hand}: died {died}; pot {outcome.pot}; checkpoint "
+                  f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
+                  file=sys.stderr)
+
+    table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
+                        faults=faults)
+    result = table.run(max_hands=hands or None, on_hand=progress)
+    doc = result.document()
+    print(json.dumps(doc, ensure_ascii=False, sort_keys=True))
+    return 0 if doc["honest_agree"] else 1

@@ -1,0 +1,157 @@
+"""Envelope kinds of a table and their bodies; parsing raises only RemoteProtocolError.
+
+Every body carries ``"hand"`` (0 during genesis). Bytes are base64 (canonical JSON).
+See ``docs/protocol.md`` Part II for each kind's fields and when it is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from protocol import canonical
+from protocol.canonical import JsonObject
+from protocol.errors import InvalidEncoding
+
+__all__ = [
+    "KINDS",
+    "BoxEntry",
+    "ShareEntry",
+    "check_body",
+    "get_boxes",
+    "get_hand",
+    "get_shares",
+]
+
+COMMIT: Final = "commit"
+NONCE: Final = "nonce"
+ACCEPT: Final = "accept"
+KEY: Final = "key"
+SHUFFLE: Final = "shuffle"
+DEAL: Final = "deal"
+ACT: Final = "act"
+ANSWER: Final = "answer"
+DISCLOSE: Final = "disclose"
+FORWARD: Final = "forward"
+DRAW: Final = "draw"
+SHOW: Final = "show"
+REVEAL: Final = "reveal"
+CHECKPOINT: Final = "checkpoint"
+KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
+                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT})
+#: Per kind: the fields a body must have, and those it may have.
+FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
+    kind: (frozenset({"hand", *need}), frozenset(may))
+    for kind, need, may in (
+        (COMMIT, ("commit",), ()),
+        (NONCE, ("nonce",), ()),
+        (ACCEPT, ("genesis",), ()),
+        (KEY, ("share",), ()),
+        (SHUFFLE, ("deck", "commit"), ()),
+        (DEAL, ("boxes",), ()),
+        (ACT, ("fact",), ()),
+        (ANSWER, ("shown",), ("shares",)),
+        (DISCLOSE, ("kille",), ("shares",)),
+        (FORWARD, ("to", "token", "boxes"), ()),
+        (DRAW, ("token", "share"), ()),
+        (SHOW, ("shares",), ()),
+        (REVEAL, ("secret", "witness"), ()),
+        (CHECKPOINT, ("id", "sig"), ()),
+    )
+}
+MAX_SEATS: Final = 64
+MAX_ENTRIES: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ShareEntry:
+    """A public decryption share: its maker (protocol seat), the recipient of its context
+    (table seat, ``None`` for a public share) and its 96 bytes."""
+
+    sender: int
+    recipient: int | None
+    share: bytes
+
+    def to_json(self) -> JsonObject:
+        return {"by": self.sender, "for": self.recipient,
+                "share": canonical.b64encode(self.share)}
+
+
+@dataclass(frozen=True, slots=True)
+class BoxEntry:
+    """A sealed share: slot (token), maker, recipient of its context, box and digest."""
+
+    token: int
+    sender: int
+    recipient: int | None
+    box: bytes
+    digest: bytes
+
+    def to_json(self) -> JsonObject:
+        return {"box": canonical.b64encode(self.box), "by": self.sender,
+                "digest": canonical.b64encode(self.digest), "for": self.recipient,
+                "token": self.token}
+
+
+def check_body(kind: str, body: Mapping[str, object], evidence: bytes) -> None:
+    """The body has every field its kind needs and nothing else (InvalidEncoding)."""
+    need, may = FIELDS[kind]
+    have = set(body)
+    if not need <= have or not have <= need | may:
+        raise InvalidEncoding(
+            f"{kind} body: missing {sorted(need - have)}, unexpected {sorted(have - need - may)}",
+            evidence=evidence)
+
+
+def get_hand(body: Mapping[str, object], evidence: bytes) -> int:
+    return canonical.get_int(body, "hand", lo=0, hi=canonical.MAX_INT, what="body",
+                             evidence=evidence)
+
+
+def _seat(obj: Mapping[str, object], key: str, evidence: bytes, *, null: bool = False
+          ) -> int | None:
+    value = obj.get(key)
+    if value is None and null and key in obj:
+        return None
+    return canonical.get_int(obj, key, lo=0, hi=MAX_SEATS - 1, what="entry", evidence=evidence)
+
+
+def _entries(body: Mapping[str, object], key: str, evidence: bytes) -> list[JsonObject]:
+    if key not in body:
+        raise InvalidEncoding(f"body has no {key}", evidence=evidence)
+    raw = canonical.get_list(body, key, what="body", evidence=evidence)
+    if len(raw) > MAX_ENTRIES or not all(isinstance(e, dict) for e in raw):
+        raise InvalidEncoding(f"{key}: a list of at most {MAX_ENTRIES} objects",
+                              evidence=evidence)
+    return [e for e in raw if isinstance(e, dict)]
+
+
+def get_shares(body: Mapping[str, object], evidence: bytes) -> list[ShareEntry]:
+    out = []
+    for e in _entries(body, "shares", evidence):
+        canonical.require_keys(e, ("by", "for", "share"), what="share", evidence=evidence)
+        sender = _seat(e, "by", evidence)
+        assert sender is not None
+        out.append(ShareEntry(sender, _seat(e, "for", evidence, null=True),
+                              canonical.get_bytes(e, "share", what="share", size=96,
+                                                  evidence=evidence)))
+    return out
+
+
+def get_boxes(body: Mapping[str, object], evidence: bytes) -> list[BoxEntry]:
+    out = []
+    for e in _entries(body, "boxes", evidence):
+        canonical.require_keys(e, ("box", "by", "digest", "for", "token"), what="box",
+                               evidence=evidence)
+        sender = _seat(e, "by", evidence)
+        recipient = _seat(e, "for", evidence, null=True)
+        assert sender is not None
+        out.append(BoxEntry(
+            canonical.get_int(e, "token", lo=0, hi=1023, what="box", evidence=evidence),
+            sender, recipient,
+            canonical.get_bytes(e, "box", what="box", min_size=1, max_size=4096,
+                                evidence=evidence),
+            canonical.get_bytes(e, "digest", what="box", size=32, evidence=evidence),
+        ))
+    return out

@@ -1,0 +1,1083 @@
+"""The table node: one peer of a Kille table, sans-I/O (implements ``io.Node``).
+
+Every message is a signed envelope broadcast to all members. The node keeps a
+:class:`~protocol.transcript.Transcript` and *consumes* each author's accepted
+envelopes in chain order, an envelope only when the table state is ready for it
+(:meth:`TableNode._ready`). What becomes ready at the same time commutes (sets of
+key shares, deal boxes, draw shares, showdown opens, reveals, signatures), and
+decisions come one at a time from the seat the game expects, so every honest node
+reaches the same states whatever order the network delivers in.
+
+All secret randomness comes from ``seed`` per purpose and context
+(:meth:`TableNode._rng`): a node that replays its log derives the same secrets.
+Every failed check goes through :meth:`TableNode._fault`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from p2pkille.engine.cards import ANSWERING, RANKS, Rank
+from p2pkille.engine.errors import EngineError
+from p2pkille.engine.facts import (
+    Answer,
+    AskRedeal,
+    BuyIn,
+    Cut,
+    Deal,
+    Decline,
+    Disclosure,
+    Fact,
+    Keep,
+    SaleAnswer,
+    Sell,
+    Showdown,
+    StockCard,
+    Swap,
+    Vote,
+    fact_from_dict,
+    fact_to_dict,
+)
+from p2pkille.engine.machine import Phase
+from p2pkille.engine.peer import FalseFact, PeerView
+from p2pkille.engine.view import Decider
+from p2pkille.runtime import gapfill
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.config import TableConfig, card_deck, genesis, seat_name
+from p2pkille.runtime.digest import state_digest
+from p2pkille.runtime.faults import Fault, FaultKind
+from p2pkille.runtime.io import Output, Send, WakeAt
+from protocol import canonical
+from protocol.audit import HandRecord, audit_hand
+from protocol.canonical import JsonObject
+from protocol.checkpoint import Checkpoint
+from protocol.deck import (
+    Ciphertext,
+    ShuffleContext,
+    ShuffleStep,
+    ShuffleWitness,
+    decode_deck,
+    encode_deck,
+    initial_deck,
+    shuffle_step,
+)
+from protocol.domain import hash32, hash64
+from protocol.envelope import ZERO_HASH, Envelope
+from protocol.errors import ProtocolError, RemoteProtocolError
+from protocol.group import Point, Scalar
+from protocol.identity import Identity
+from protocol.keys import (
+    DeliveryKeyPair,
+    HandContext,
+    JointKey,
+    KeyShare,
+    PublicKeyShare,
+    joint_key,
+)
+from protocol.reveal import DecryptionShare, RevealContext, unmask
+from protocol.rng import DeterministicRng
+from protocol.seal import SealError, open_share, seal_share, sealed_digest
+from protocol.transcript import Cut as TranscriptCut
+from protocol.transcript import Equivocated, Transcript
+
+__all__ = ["HandOutcome", "Stage", "TableNode", "Timing"]
+
+_DECIDING: Final = frozenset({Phase.TURN, Phase.VOTE, Phase.SALE, Phase.CUT, Phase.AFTER})
+_ACT_TYPES: Final = (Keep, Swap, AskRedeal, Sell, Vote, SaleAnswer, Cut, BuyIn, Decline)
+
+
+class Stage(enum.IntEnum):
+    COMMIT = 0
+    NONCE = 1
+    ACCEPT = 2
+    KEYS = 3
+    SHUFFLE = 4
+    DEAL = 5
+    PLAY = 6
+    REVEAL = 7
+    CHECKPOINT = 8
+    DONE = 9
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """``sync_interval``: seconds between gap-fill syncs while the game is not finished."""
+
+    sync_interval: float = 0.5
+
+
+@dataclass(slots=True)
+class HandOutcome:
+    """One committed hand as this node saw it (``to_json`` is the sim's "hands" entry)."""
+
+    hand: int
+    died: list[str]
+    pot: int
+    chips: dict[str, int]
+    checkpoint: str
+    agreed_by: list[str]
+    holders: list[str] = field(default_factory=list)
+    """The hand's key holders (whose signatures a committed hand needs)."""
+    voided: bool = False
+    accusations: list[dict[str, object]] = field(default_factory=list)
+    faces: tuple[int, ...] = ()
+    """Card index per token from the audit (for a referee replay)."""
+    facts: list[Fact] = field(default_factory=list)
+    """Every fact of the hand in order, from the Deal."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"accusations": self.accusations, "agreed_by": self.agreed_by,
+                "checkpoint": self.checkpoint, "chips": self.chips, "died": self.died,
+                "hand": self.hand, "pot": self.pot, "voided": self.voided}
+
+
+class _Hand:
+    """The cryptographic state of one hand."""
+
+    def __init__(self, number: int, ctx: HandContext, holders: tuple[int, ...],
+                 me: int | None) -> None:
+        self.number = number
+        self.ctx = ctx
+        self.holders = holders          # table seats, turn order; protocol seat = index
+        self.me = me                    # my protocol seat, None if I hold no key
+        self.key: KeyShare | None = None
+        self.announced: dict[int, PublicKeyShare] = {}
+        self.joint: JointKey | None = None
+        self.steps: list[ShuffleStep] = []
+        self.final: tuple[Ciphertext, ...] = ()
+        self.dealt: set[int] = set()
+        self.custody: dict[int, dict[int, DecryptionShare]] = {}
+        # Every public share with its publisher's protocol seat (audit evidence).
+        self.public: list[DecryptionShare] = []
+        self.publishers: list[int] = []
+        self.draws: dict[int, DecryptionShare] = {}
+        self.shows: dict[int, int] = {}   # position -> card index
+        self.secrets: dict[int, bytes] = {}
+        self.openings: dict[int, bytes] = {}
+        self.revealed: set[int] = set()
+        self.checkpoint: Checkpoint | None = None
+        self.signed: set[int] = set()
+        self.agreed: list[int] = []
+        self.faces: tuple[int, ...] = ()
+        self.facts: list[Fact] = []
+        self.forwards: list[tuple[int, int]] = []  # (token, to table seat) still to send
+
+    def protocol_seat(self, seat: int) -> int | None:
+        try:
+            return self.holders.index(seat)
+        except ValueError:
+            return None
+
+
+class TableNode:
+    """A peer at a table: see the module doc. ``name`` is its transport name."""
+
+    def __init__(self, name: str, identity: Identity, delivery: DeliveryKeyPair,
+                 config: TableConfig, decider: Decider, seed: bytes,
+                 timing: Timing = Timing()) -> None:
+        self._name = name
+        self.identity = identity
+        self.delivery = delivery
+        self.config = config
+        self.decider = decider
+        self._seed = bytes(seed)
+        self.timing = timing
+        self.members = config.identities
+        if identity.public not in self.members:
+            raise ValueError(f"{identity.public.fingerprint} is not a member of the table")
+        self.me = self.members.index(identity.public)
+        self.transcript = Transcript(table=config.table_id, members=self.members,
+                                     kinds=msg.KINDS)
+        self._consumed = [0] * len(self.members)
+        self.stage = Stage.COMMIT
+        self._commits: dict[int, bytes] = {}
+        self._nonces: dict[int, bytes] = {}
+        self._accepts: set[int] = set()
+        self.seat_of: list[int] = []       # member index -> seat
+        self.member_of: list[int] = []     # seat -> member index
+        self.genesis_digest = b""
+        self.first_dealer = 0
+        self.view: PeerView | None = None
+        self.hand: _Hand | None = None
+        self._sent: set[tuple[object, ...]] = set()
+        self._facts = 0
+        self._prev = ZERO_HASH
+        self._witnesses: dict[int, ShuffleWitness] = {}
+        self._replayed: dict[tuple[str, bytes], int] = {}
+        self.faults: list[Fault] = []
+        self.outcomes: list[HandOutcome] = []
+        self.dropped = 0
+        """Transport input ignored: bytes that are no valid envelope or sync."""
+        self.sent_envelopes = 0
+        self.sent_bytes = 0
+
+    # ------------------------------------------------------------------ io.Node
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def done(self) -> bool:
+        return self.stage == Stage.DONE
+
+    @property
+    def names(self) -> list[str]:
+        return [seat_name(s) for s in range(len(self.members))]
+
+    @property
+    def my_seat(self) -> int | None:
+        return self.seat_of[self.me] if self.seat_of else None
+
+    def start(self, now: float) -> Sequence[Output]:
+        out: list[Output] = []
+        self._pump(out)
+        out.append(WakeAt(now + self.timing.sync_interval))
+        return out
+
+    def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        out: list[Output] = []
+        data = bytes(data)
+        if data.startswith(gapfill.PREFIX):
+            try:
+                heads = gapfill.decode_sync(data, len(self.members))
+            except RemoteProtocolError:
+                self.dropped += 1
+                return out
+            out += [Send(wire, to=sender) for wire in gapfill.reply(self.transcript, heads)]
+            if any(h > s for h, s in zip(heads, self.transcript.heads().heads, strict=True)):
+                out.append(Send(gapfill.encode_sync(self.transcript.heads().heads), to=sender))
+            return out
+        self._accept(data)
+        self._pump(out)
+        return out
+
+    def wake(self, now: float) -> Sequence[Output]:
+        if self.done:
+            return []
+        return [Send(gapfill.encode_sync(self.transcript.heads().heads)),
+                WakeAt(now + self.timing.sync_interval)]
+
+    def waiting_for(self) -> tuple[int, ...]:
+        """The seats (member indices during genesis) whose envelope the table waits for
+        now: what a time limit (part 2) would run against. Empty when done."""
+        stage = self.stage
+        everyone = range(len(self.members))
+        if stage == Stage.COMMIT:
+            return tuple(m for m in everyone if m not in self._commits)
+        if stage == Stage.NONCE:
+            return tuple(m for m in everyone if m not in self._nonces)
+        if stage == Stage.ACCEPT:
+            return tuple(m for m in everyone if m not in self._accepts)
+        hand, view = self.hand, self.view
+        if hand is None or view is None or stage == Stage.DONE:
+            return ()
+        holders = hand.holders
+        if stage == Stage.KEYS:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.announced)
+        if stage == Stage.SHUFFLE:
+            return (holders[len(hand.steps)],)
+        if stage == Stage.DEAL:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.dealt)
+        if stage == Stage.REVEAL:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.revealed)
+        if stage == Stage.CHECKPOINT:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.signed)
+        game = view.game
+        if game.phase == Phase.STOCK:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.draws)
+        if game.phase == Phase.SHOWDOWN:
+            return tuple(game.order[p] for p in range(len(game.alive))
+                         if game.alive[p] and p not in hand.shows)
+        return () if game.expect_seat is None else (game.expect_seat,)
+
+    # ------------------------------------------------------------------ input
+
+    def _accept(self, data: bytes) -> None:
+        try:
+            events = self.transcript.receive(data)
+        except RemoteProtocolError:
+            self.dropped += 1
+            return
+        for event in events:
+            if isinstance(event, Equivocated):
+                author = self.members.index(event.author)
+                self._fault(FaultKind.EQUIVOCATION, self._seat(author),
+                            f"{event.author.fingerprint} signed two envelopes for one slot",
+                            event.evidence.to_bytes())
+
+    def _seat(self, member: int) -> int | None:
+        return self.seat_of[member] if self.seat_of else None
+
+    def _fault(self, kind: FaultKind, seat: int | None, reason: str,
+               evidence: bytes = b"") -> None:
+        """The one place a detected fault is recorded (part 2 accuses from here)."""
+        hand = self.hand.number if self.hand is not None else 0
+        self.faults.append(Fault(kind, seat, hand, reason, evidence))
+
+    # ------------------------------------------------------------------ secrets
+
+    def _secret(self, purpose: str, *parts: bytes) -> bytes:
+        return hash64("runtime-secret", self._seed, purpose.encode(), *parts)
+
+    def _rng(self, purpose: str, *parts: int) -> DeterministicRng:
+        return DeterministicRng(self._secret(purpose, *(p.to_bytes(8, "big") for p in parts)))
+
+    # ------------------------------------------------------------------ the loop
+
+    def _pump(self, out: list[Output]) -> None:
+        while True:
+            progressed = False
+            for m, member in enumerate(self.members):
+                while True:
+                    env = self.transcript.get(member, self._consumed[m] + 1)
+                    if env is None or not self._ready(m, env):
+                        break
+                    self._consumed[m] += 1
+                    self._consume(m, env)
+                    progressed = True
+            if not progressed and not self._act(out):
+                return
+
+    def replay(self, log: Iterable[bytes]) -> None:
+        """Before :meth:`start`: take back every envelope this node had accepted (its own
+        included), e.g. from its log after a crash. Its own are then not sent again: as
+        all its secrets come from the seed, it re-derives each of them byte for byte
+        and :meth:`_emit` finds it already in the chain."""
+        for wire in log:
+            self._accept(bytes(wire))
+        for env in self.transcript.chain(self.identity.public):
+            key = (env.kind, canonical.encode(env.body))
+            self._replayed[key] = self._replayed.get(key, 0) + 1
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        key = (kind, canonical.encode(body))
+        if self._replayed.get(key, 0) > 0:
+            self._replayed[key] -= 1
+            return
+        seq, prev = self.transcript.next_slot(self.identity.public)
+        env = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                            kind=kind, body=body)
+        self.transcript.receive(env.wire)
+        self.sent_envelopes += 1
+        self.sent_bytes += len(env.wire)
+        out.append(Send(env.wire))
+
+    def _once(self, *key: object) -> bool:
+        if key in self._sent:
+            return False
+        self._sent.add(key)
+        return True
+
+    # ------------------------------------------------------------------ readiness
+
+    def _ready(self, m: int, env: Envelope) -> bool:
+        kind = env.kind
+        stage = self.stage
+        if kind == msg.COMMIT:
+            return stage == Stage.COMMIT
+        if kind == msg.NONCE:
+            return stage == Stage.NONCE
+        if kind == msg.ACCEPT:
+            return stage == Stage.ACCEPT
+        hand = self.hand
+        if hand is None or self.view is None:
+            return stage == Stage.DONE  # a late envelope after the end: consume as a fault
+        number = env.body.get("hand")
+        if type(number) is not int or number < hand.number:
+            return True  # malformed or stale: consumed as a fault
+        if number > hand.number:
+            return False
+        seat = self.seat_of[m]
+        game = self.view.game
+        if kind == msg.KEY:
+            return stage == Stage.KEYS
+        if kind == msg.SHUFFLE:
+            return stage == Stage.SHUFFLE and (
+                hand.protocol_seat(seat) in (None, len(hand.steps)))
+        if kind == msg.DEAL:
+            return stage == Stage.DEAL
+        if kind == msg.FORWARD:
+            return stage in (Stage.PLAY, Stage.REVEAL)
+        if kind == msg.REVEAL:
+            return stage == Stage.REVEAL
+        if kind == msg.CHECKPOINT:
+            return stage == Stage.CHECKPOINT
+        if stage != Stage.PLAY:
+            return False
+        phase = game.phase
+        if kind == msg.DRAW:
+            return phase == Phase.STOCK and env.body.get("token") == game.stock[game.draw_index]
+        if kind == msg.SHOW:
+            return phase == Phase.SHOWDOWN
+        if game.expect_seat != seat:
+            return False
+        if kind == msg.ACT:
+            return phase in _DECIDING
+        if kind == msg.ANSWER:
+            return phase == Phase.ANSWER
+        if kind == msg.DISCLOSE:
+            return phase == Phase.DISCLOSE
+        return True
+
+    # ------------------------------------------------------------------ consuming
+
+    def _consume(self, m: int, env: Envelope) -> None:
+        seat = self._seat(m)
+        try:
+            handler = getattr(self, "_on_" + env.kind)
+            msg.check_body(env.kind, env.body, env.wire)
+            if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT):
+                number = msg.get_hand(env.body, env.wire)
+                if number != self.hand.number or self.stage == Stage.DONE:
+                    raise RemoteProtocolError(
+                        f"{env.kind} for hand {number} in hand {self.hand.number}",
+                        evidence=env.wire)
+            handler(m, env)
+        except _Blame as blame:
+            self._fault(blame.kind, seat if blame.seat == _AUTHOR else blame.seat,
+                        blame.reason, env.wire)
+        except RemoteProtocolError as exc:
+            self._fault(FaultKind.MALFORMED, seat, f"{env.kind}: {exc}", env.wire)
+        except EngineError as exc:
+            self._fault(FaultKind.ILLEGAL_ACT, seat, f"{env.kind}: {exc}", env.wire)
+        except ProtocolError as exc:
+            # A local-kind error raised on peer-supplied values is still the peer's fault.
+            self._fault(FaultKind.MALFORMED, seat, f"{env.kind}: {exc}", env.wire)
+
+    # genesis
+
+    def _on_commit(self, m: int, env: Envelope) -> None:
+        self._commits[m] = canonical.get_bytes(env.body, "commit", what="commit", size=32,
+                                               evidence=env.wire)
+        if len(self._commits) == len(self.members):
+            self.stage = Stage.NONCE
+
+    def _on_nonce(self, m: int, env: Envelope) -> None:
+        nonce = canonical.get_bytes(env.body, "nonce", what="nonce", size=32, evidence=env.wire)
+        if hash32("genesis-commit", nonce) != self._commits.get(m):
+            raise _Blame(FaultKind.GENESIS, _AUTHOR, "nonce does not match its commitment")
+        self._nonces[m] = nonce
+        if len(self._nonces) == len(self.members):
+            start = genesis(self.config, [self._nonces[i] for i in range(len(self.members))])
+            self.member_of = list(start.seats)
+            self.seat_of = [0] * len(self.members)
+            for seat, member in enumerate(start.seats):
+                self.seat_of[member] = seat
+            self.genesis_digest = start.digest
+            self.first_dealer = start.dealer
+            self.view = PeerView(self.config.options, self.names, stake=self.config.stake,
+                                 chips=self.config.chips, dealer=start.dealer,
+                                 own_seat=self.my_seat)
+            self.stage = Stage.ACCEPT
+
+    def _on_accept(self, m: int, env: Envelope) -> None:
+        digest = canonical.get_bytes(env.body, "genesis", what="accept", size=32,
+                                     evidence=env.wire)
+        if digest != self.genesis_digest:
+            raise _Blame(FaultKind.GENESIS, _AUTHOR, "accepted another genesis document")
+        self._accepts.add(m)
+        if len(self._accepts) == len(self.members):
+            self._next_hand()
+
+    def _next_hand(self) -> None:
+        view = self.view
+        assert view is not None
+        if view.game.over:
+            self.stage = Stage.DONE
+            return
+        self._feed(Deal())
+        game = view.game
+        holders = tuple(game.dealt)
+        seat = self.my_seat
+        me = holders.index(seat) if seat in holders else None
+        self.hand = _Hand(game.hand_no, HandContext(self.config.table_id, game.hand_no),
+                          holders, me)
+        self.hand.facts.append(Deal())
+        if me is not None:
+            # From the seed: a node replaying its log has its key before its key envelope.
+            self.hand.key = KeyShare.from_secret(
+                me, Scalar.from_hash("hand-key", self._secret("hand-key", _u(self.hand.number))))
+        self.stage = Stage.KEYS
+
+    # keys, shuffle, deal
+
+    def _holder(self, m: int) -> int:
+        hand = self.hand
+        assert hand is not None
+        index = hand.protocol_seat(self.seat_of[m])
+        if index is None:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "not a key holder of this hand")
+        return index
+
+    def _on_key(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        index = self._holder(m)
+        data = canonical.get_bytes(env.body, "share", what="key", size=PublicKeyShare.SIZE,
+                                   evidence=env.wire)
+        share = PublicKeyShare.from_bytes(index, data)
+        try:
+            share.verify(hand.ctx)
+        except RemoteProtocolError as exc:
+            raise _Blame(FaultKind.BAD_KEY, _AUTHOR, str(exc)) from exc
+        hand.announced.setdefault(index, share)
+        if len(hand.announced) == len(hand.holders):
+            hand.joint = joint_key(hand.ctx, list(hand.announced.values()))
+            self.stage = Stage.SHUFFLE
+
+    def _on_shuffle(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        index = self._holder(m)
+        deck = decode_deck(canonical.get_bytes(env.body, "deck", what="shuffle",
+                                               evidence=env.wire), len(card_deck()))
+        commit = canonical.get_bytes(env.body, "commit", what="shuffle", size=32,
+                                     evidence=env.wire)
+        hand.steps.append(ShuffleStep(ShuffleContext(hand.ctx, index, index), deck, commit))
+        if len(hand.steps) == len(hand.holders):
+            hand.final = deck
+            self.stage = Stage.DEAL
+
+    def _on_deal(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        index = self._holder(m)
+        if index in hand.dealt:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second deal")
+        boxes = msg.get_boxes(env.body, env.wire)
+        hand.dealt.add(index)
+        want = {(j, hand.holders[j]) for j in range(len(hand.holders)) if j != index}
+        if {(b.token, b.recipient) for b in boxes} != want or len(boxes) != len(want):
+            raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "deal boxes are not one per other player")
+        for box in boxes:
+            if box.sender != index:
+                raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "deal box made as another seat")
+            if hand.me is not None and box.token == hand.me:
+                self._take_box(box)
+        if len(hand.dealt) == len(hand.holders):
+            self.stage = Stage.PLAY
+            self._learn_all()
+
+    def _take_box(self, box: msg.BoxEntry) -> None:
+        """Open, check and keep a share sealed to me; a bad one is the sealer's fault
+        (the envelope's author: a forwarder could check what it forwards)."""
+        hand = self.hand
+        assert hand is not None
+        assert hand.joint is not None
+        if not 0 <= box.token < len(hand.final) or not 0 <= box.sender < len(hand.holders):
+            raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "box for a slot or seat out of range")
+        ctx = RevealContext(hand.ctx, box.token, box.sender, box.recipient)
+        try:
+            share = open_share(self.delivery, ctx, box.box)
+            if sealed_digest(ctx.header(), share.to_bytes()) != box.digest:
+                raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "sealed share does not match digest")
+            share.verify(hand.joint.share_of(box.sender), hand.final[box.token])
+        except SealError as exc:
+            raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, f"sealed box: {exc}") from exc
+        except RemoteProtocolError as exc:
+            raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, f"sealed share: {exc}") from exc
+        hand.custody.setdefault(box.token, {}).setdefault(box.sender, share)
+
+    def _decode(self, token: int, values: Sequence[Point]) -> int | None:
+        hand = self.hand
+        assert hand is not None
+        plain = unmask(hand.final[token], list(values))
+        return None if plain is None else card_deck().index_of(plain)
+
+    def _own_value(self, token: int) -> Point | None:
+        hand = self.hand
+        assert hand is not None
+        if hand.key is None or hand.me is None:
+            return None
+        return hand.final[token].c1 * hand.key.secret
+
+    def _learn_all(self) -> None:
+        """Learn the face of every token whose shares I hold in full."""
+        hand = self.hand
+        view = self.view
+        assert hand is not None
+        assert view is not None
+        for token, shares in hand.custody.items():
+            if token in view.known:
+                continue
+            values = {s: sh.value for s, sh in shares.items()}
+            if hand.me is not None and hand.me not in values:
+                own = self._own_value(token)
+                if own is not None:
+                    values[hand.me] = own
+            if len(values) < len(hand.holders):
+                continue
+            card = self._decode(token, list(values.values()))
+            if card is None:
+                self._fault(FaultKind.AUDIT, None, f"slot {token} opens to no card")
+                continue
+            view.learn(token, RANKS[card >> 1])
+
+    # play
+
+    def _feed(self, fact: Fact) -> None:
+        view = self.view
+        assert view is not None
+        found = view.feed(fact)
+        self._facts += 1
+        if self.hand is not None and type(fact) is not Deal:
+            self.hand.facts.append(fact)
+        if getattr(self.decider, "wants_facts", False) and self.my_seat is not None:
+            self.decider.observe(fact, view.view(self.my_seat))
+        if found is not None:
+            self._false_fact(found)
+
+    def _false_fact(self, found: FalseFact) -> None:
+        self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names))
+
+    def _fact_of(self, m: int, env: Envelope) -> Fact:
+        raw = canonical.get_object(env.body, "fact", what=env.kind, evidence=env.wire)
+        fact = fact_from_dict(dict(raw))
+        if getattr(fact, "seat", None) != self.seat_of[m]:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a fact for another seat")
+        return fact
+
+    def _on_act(self, m: int, env: Envelope) -> None:
+        fact = self._fact_of(m, env)
+        if not isinstance(fact, _ACT_TYPES):
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"{fact.TYPE} is not a decision")
+        view = self.view
+        assert view is not None
+        game = view.game
+        seller = game.order[game.turn] if game.phase == Phase.SALE else None
+        self._feed(fact)
+        if type(fact) is SaleAnswer and fact.accept and seller == self.my_seat and (
+            game.phase != Phase.OVER
+        ):
+            hand = self.hand
+            assert hand is not None
+            hand.forwards.append((game.hold[game.turn], fact.seat))
+
+    def _open_public(self, m: int, env: Envelope, token: int) -> int:
+        """Check a public open of ``token`` (one share per key holder); the card index."""
+        hand = self.hand
+        assert hand is not None
+        assert hand.joint is not None
+        entries = msg.get_shares(env.body, env.wire)
+        if sorted(e.sender for e in entries) != list(range(len(hand.holders))):
+            raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, "an open needs one share per key holder")
+        shares = []
+        for e in entries:
+            ctx = RevealContext(hand.ctx, token, e.sender, e.recipient)
+            share = DecryptionShare.from_bytes(ctx, e.share)
+            if hand.custody.get(token, {}).get(e.sender) == share:
+                shares.append(share)  # verified when it reached me
+                continue
+            try:
+                share.verify(hand.joint.share_of(e.sender), hand.final[token])
+            except RemoteProtocolError as exc:
+                raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, f"opened share: {exc}") from exc
+            shares.append(share)
+        publisher = hand.protocol_seat(self.seat_of[m])
+        for share in shares:
+            hand.custody.setdefault(token, {}).setdefault(share.context.sender, share)
+            if publisher is not None:
+                hand.public.append(share)
+                hand.publishers.append(publisher)
+        card = self._decode(token, [s.value for s in shares])
+        if card is None:
+            raise _Blame(FaultKind.FALSE_SHOW, None, f"slot {token} opens to no card")
+        assert self.view is not None
+        self.view.learn(token, RANKS[card >> 1])
+        return card
+
+    def _on_answer(self, m: int, env: Envelope) -> None:
+        view = self.view
+        hand = self.hand
+        assert view is not None
+        assert hand is not None
+        game = view.game
+        raw = env.body.get("shown", 0)
+        if raw is not None and not isinstance(raw, str):
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "shown must be a rank id or null")
+        fact = Answer(self.seat_of[m], None if raw is None else Rank.from_id(raw))
+        if fact.shown is not None:
+            card = self._open_public(m, env, game.hold[game.tgt])
+            if RANKS[card >> 1] is not fact.shown:
+                raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR,
+                             f"showed {RANKS[card >> 1].id} as {fact.shown.id}")
+        req_seat, tgt_seat = game.order[game.req], fact.seat
+        self._feed(fact)
+        if fact.shown is None or fact.shown is Rank.KILLE:
+            # After an exchange each side forwards what it holds for its old card.
+            if self.my_seat == req_seat:
+                hand.forwards.append((game.hold[game.tgt], tgt_seat))
+            elif self.my_seat == tgt_seat:
+                hand.forwards.append((game.hold[game.req], req_seat))
+
+    def _on_disclose(self, m: int, env: Envelope) -> None:
+        view = self.view
+        assert view is not None
+        game = view.game
+        kille = env.body.get("kille")
+        if type(kille) is not bool:
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "kille must be true or false")
+        if kille:
+            card = self._open_public(m, env, game.hold[game.tgt])
+            if RANKS[card >> 1] is not Rank.KILLE:
+                raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR, "disclosed a kille that is none")
+        self._feed(Disclosure(self.seat_of[m], kille))
+
+    def _on_forward(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        to = canonical.get_int(env.body, "to", lo=0, hi=len(self.members) - 1, what="forward",
+                               evidence=env.wire)
+        token = canonical.get_int(env.body, "token", lo=0, hi=len(hand.final) - 1,
+                                  what="forward", evidence=env.wire)
+        boxes = msg.get_boxes(env.body, env.wire)
+        if to != self.my_seat:
+            return
+        for box in boxes:
+            if box.token != token:
+                raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "forwarded box for another slot")
+            self._take_box(box)
+        self._learn_all()
+
+    def _on_draw(self, m: int, env: Envelope) -> None:
+        view = self.view
+        hand = self.hand
+        assert view is not None
+        assert hand is not None
+        assert hand.joint is not None
+        index = self._holder(m)
+        game = view.game
+        token = game.stock[game.draw_index]
+        data = canonical.get_bytes(env.body, "share", what="draw", size=96, evidence=env.wire)
+        share = DecryptionShare.from_bytes(RevealContext(hand.ctx, token, index, None), data)
+        try:
+            share.verify(hand.joint.share_of(index), hand.final[token])
+        except RemoteProtocolError as exc:
+            raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, f"draw share: {exc}") from exc
+        if index in hand.draws:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second draw share")
+        hand.draws[index] = share
+        hand.public.append(share)
+        hand.publishers.append(index)
+        hand.custody.setdefault(token, {}).setdefault(index, share)
+        if len(hand.draws) == len(hand.holders):
+            card = self._decode(token, [s.value for s in hand.draws.values()])
+            hand.draws = {}
+            if card is None:
+                raise _Blame(FaultKind.AUDIT, None, f"stock slot {token} opens to no card")
+            view.learn(token, RANKS[card >> 1])
+            self._feed(StockCard(game.order[game.req], RANKS[card >> 1]))
+
+    def _on_show(self, m: int, env: Envelope) -> None:
+        view = self.view
+        hand = self.hand
+        assert view is not None
+        assert hand is not None
+        game = view.game
+        pos = game.position_of(self.seat_of[m])
+        if pos is None or not game.alive[pos] or pos in hand.shows:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a show from a seat that is not live")
+        hand.shows[pos] = self._open_public(m, env, game.hold[pos])
+        live = [p for p in range(len(game.alive)) if game.alive[p]]
+        if sorted(hand.shows) == live:
+            ranks = tuple(RANKS[hand.shows[p] >> 1] for p in live)
+            hand.shows = {}
+            self._feed(Showdown(ranks))
+
+    # audit and checkpoint
+
+    def _on_reveal(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        index = self._holder(m)
+        if index in hand.revealed:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second reveal")
+        hand.revealed.add(index)
+        hand.secrets[index] = canonical.get_bytes(env.body, "secret", what="reveal",
+                                                  evidence=env.wire, max_size=64)
+        hand.openings[index] = canonical.get_bytes(env.body, "witness", what="reveal",
+                                                   evidence=env.wire, max_size=8192)
+        if len(hand.revealed) == len(hand.holders):
+            self._audit()
+
+    def _audit(self) -> None:
+        hand = self.hand
+        view = self.view
+        assert hand is not None
+        assert view is not None
+        assert hand.joint is not None
+        # Public shares are not passed again: each was DLEQ-verified against the same
+        # X_i and final deck when it arrived, which is what the audit's share check proves.
+        report = audit_hand(HandRecord(hand.ctx, card_deck(), hand.joint, hand.steps,
+                                       hand.openings, hand.secrets))
+        if report.blame is not None:
+            b = report.blame
+            self._fault(FaultKind.AUDIT, hand.holders[b.seat], f"{b.fault.value}: {b.reason}")
+        else:
+            hand.faces = report.cards
+            found = view.audit({t: RANKS[c >> 1] for t, c in enumerate(report.cards)})
+            if found is not None:
+                self._false_fact(found)
+        cut = TranscriptCut(tuple(self._consumed))
+        hand.checkpoint = Checkpoint.of(self.transcript, hand=hand.number,
+                                        state=state_digest(view.game, hand.number),
+                                        prev=self._prev, cut=cut)
+        self.stage = Stage.CHECKPOINT
+
+    def _on_checkpoint(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        assert hand.checkpoint is not None
+        index = self._holder(m)
+        if index in hand.signed:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second checkpoint signature")
+        hand.signed.add(index)
+        sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
+                                  evidence=env.wire)
+        try:
+            hand.checkpoint.verify_signature(self.members[m], sig, evidence=env.wire)
+            hand.agreed.append(self.seat_of[m])
+        except RemoteProtocolError:
+            self._fault(FaultKind.CHECKPOINT, self.seat_of[m],
+                        "signed another checkpoint than ours", env.wire)
+        if len(hand.signed) == len(hand.holders):
+            self._commit()
+
+    def _commit(self) -> None:
+        hand = self.hand
+        view = self.view
+        assert hand is not None
+        assert view is not None
+        assert hand.checkpoint is not None
+        game = view.game
+        names = self.names
+        died = sorted(set(game.result.died)) if game.result is not None else []
+        self.outcomes.append(HandOutcome(
+            hand=hand.number,
+            died=[names[s] for s in died],
+            pot=game.pot,
+            chips={names[s]: c for s, c in enumerate(game.chips)},
+            checkpoint=hand.checkpoint.id.hex(),
+            agreed_by=[names[s] for s in sorted(hand.agreed)],
+            holders=[names[s] for s in sorted(hand.holders)],
+            faces=hand.faces,
+            facts=list(hand.facts),
+        ))
+        self._prev = hand.checkpoint.id
+        self._next_hand()
+
+    # ------------------------------------------------------------------ my own moves
+
+    def _act(self, out: list[Output]) -> bool:
+        stage = self.stage
+        if stage == Stage.COMMIT:
+            if self._once("commit"):
+                nonce = self._secret("genesis-nonce")[:32]
+                self._emit(out, msg.COMMIT, {"commit": canonical.b64encode(
+                    hash32("genesis-commit", nonce)), "hand": 0})
+                return True
+            return False
+        if stage == Stage.NONCE:
+            if self._once("nonce"):
+                nonce = self._secret("genesis-nonce")[:32]
+                self._emit(out, msg.NONCE, {"hand": 0, "nonce": canonical.b64encode(nonce)})
+                return True
+            return False
+        if stage == Stage.ACCEPT:
+            if self._once("accept"):
+                self._emit(out, msg.ACCEPT, {"genesis": canonical.b64encode(
+                    self.genesis_digest), "hand": 0})
+                return True
+            return False
+        hand = self.hand
+        if hand is None or stage == Stage.DONE:
+            return False
+        n = hand.number
+        if stage == Stage.PLAY:
+            return self._play(out, hand)
+        if hand.me is None or not self._once(stage, n):
+            return False
+        if stage == Stage.KEYS:
+            assert hand.key is not None
+            share = hand.key.announce(hand.ctx, self._rng("key-proof", n))
+            self._emit(out, msg.KEY, {"hand": n,
+                                      "share": canonical.b64encode(share.to_bytes())})
+        elif stage == Stage.SHUFFLE:
+            if len(hand.steps) != hand.me:
+                self._sent.discard((stage, n))
+                return False
+            assert hand.joint is not None
+            prev = hand.steps[-1].deck if hand.steps else initial_deck(card_deck(),
+                                                                       hand.joint.public)
+            ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
+            step, witness = shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", n))
+            self._witnesses[n] = witness
+            self._emit(out, msg.SHUFFLE, {"commit": canonical.b64encode(step.commitment),
+                                          "deck": canonical.b64encode(encode_deck(step.deck)),
+                                          "hand": n})
+        elif stage == Stage.DEAL:
+            boxes = [self._box(hand, j, hand.holders[j], f"deal-{j}").to_json()
+                     for j in range(len(hand.holders)) if j != hand.me]
+            self._emit(out, msg.DEAL, {"boxes": boxes, "hand": n})
+        elif stage == Stage.REVEAL:
+            assert hand.key is not None
+            self._emit(out, msg.REVEAL, {
+                "hand": n, "secret": canonical.b64encode(hand.key.secret.data),
+                "witness": canonical.b64encode(self._witness_for(hand).to_bytes())})
+        elif stage == Stage.CHECKPOINT:
+            assert hand.checkpoint is not None
+            self._emit(out, msg.CHECKPOINT, {
+                "hand": n, "id": canonical.b64encode(hand.checkpoint.id),
+                "sig": canonical.b64encode(hand.checkpoint.sign(self.identity))})
+        return True
+
+    def _witness_for(self, hand: _Hand) -> ShuffleWitness:
+        # Recomputed from the seed if need be: a node restarted from its log opens the same.
+        known = self._witnesses.pop(hand.number, None)
+        if known is not None:
+            return known
+        assert hand.joint is not None
+        assert hand.me is not None
+        prev = hand.steps[hand.me - 1].deck if hand.me else initial_deck(card_deck(),
+                                                                         hand.joint.public)
+        ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
+        return shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", hand.number))[1]
+
+    def _share(self, hand: _Hand, token: int, recipient: int | None, purpose: str
+               ) -> DecryptionShare:
+        assert hand.key is not None
+        assert hand.me is not None
+        ctx = RevealContext(hand.ctx, token, hand.me, recipient)
+        return DecryptionShare.make(hand.key, hand.final[token], ctx,
+                                    self._rng(purpose, hand.number, token,
+                                              _NOBODY if recipient is None else recipient))
+
+    def _box(self, hand: _Hand, token: int, to: int, purpose: str) -> msg.BoxEntry:
+        share = self._share(hand, token, to, purpose)
+        delivery = self.config.members[self.member_of[to]].delivery
+        box, digest = seal_share(share, delivery, self._rng("seal-" + purpose, hand.number,
+                                                            token, to))
+        return msg.BoxEntry(token, share.context.sender, to, box, digest)
+
+    def _holdings(self, hand: _Hand, token: int, recipient: int | None
+                  ) -> list[DecryptionShare]:
+        """Every share I hold for ``token`` plus my own (made for ``recipient``)."""
+        shares = dict(hand.custody.get(token, {}))
+        if hand.me is not None and hand.me not in shares:
+            shares[hand.me] = self._share(hand, token, recipient, "open")
+        return [shares[s] for s in sorted(shares)]
+
+    def _open_entries(self, hand: _Hand, token: int) -> list[JsonObject]:
+        return [msg.ShareEntry(s.context.sender, s.context.recipient, s.to_bytes()).to_json()
+                for s in self._holdings(hand, token, None)]
+
+    def _play(self, out: list[Output], hand: _Hand) -> bool:
+        view = self.view
+        assert view is not None
+        game = view.game
+        n = hand.number
+        seat = self.my_seat
+        if hand.forwards:
+            token, to = hand.forwards.pop(0)
+            boxes = []
+            for share in self._holdings(hand, token, to):
+                delivery = self.config.members[self.member_of[to]].delivery
+                box, digest = seal_share(share, delivery, self._rng(
+                    "seal-forward", n, token, to, share.context.sender))
+                boxes.append(msg.BoxEntry(token, share.context.sender, share.context.recipient,
+                                          box, digest).to_json())
+            self._emit(out, msg.FORWARD, {"boxes": boxes, "hand": n, "to": to, "token": token})
+            return True
+        phase = game.phase
+        if phase in (Phase.DEAL, Phase.OVER):
+            self.stage = Stage.REVEAL
+            return True
+        if phase == Phase.STOCK:
+            token = game.stock[game.draw_index]
+            if hand.me is not None and self._once("draw", n, self._facts):
+                share = self._share(hand, token, None, "draw")
+                self._emit(out, msg.DRAW, {"hand": n, "share": canonical.b64encode(
+                    share.to_bytes()), "token": token})
+                return True
+            return False
+        if seat is None:
+            return False
+        pos = game.position_of(seat)
+        if phase == Phase.SHOWDOWN:
+            if pos is None or not game.alive[pos] or not self._complete(hand, game.hold[pos]):
+                return False
+            if self._once("show", n):
+                self._emit(out, msg.SHOW, {"hand": n,
+                                           "shares": self._open_entries(hand, game.hold[pos])})
+                return True
+            return False
+        if game.expect_seat != seat:
+            return False
+        if pos is not None and phase not in (Phase.AFTER, Phase.DISCLOSE) and (
+                game.hold[pos] not in view.known):
+            return False  # my card is still on its way
+        if not self._once("decide", n, self._facts):
+            return False
+        if phase == Phase.ANSWER:
+            rank = view.known[game.hold[game.tgt]]
+            body: dict[str, object] = {"hand": n, "shown": rank.id if rank in ANSWERING else None}
+            if rank in ANSWERING:
+                body["shares"] = self._open_entries(hand, game.hold[game.tgt])
+            self._emit(out, msg.ANSWER, body)
+        elif phase == Phase.DISCLOSE:
+            kille = view.known.get(game.hold[game.tgt]) is Rank.KILLE
+            body = {"hand": n, "kille": kille}
+            if kille:
+                body["shares"] = self._open_entries(hand, game.hold[game.tgt])
+            self._emit(out, msg.DISCLOSE, body)
+        else:
+            fact = self._decide(phase, seat)
+            self._emit(out, msg.ACT, {"fact": fact_to_dict(fact), "hand": n})
+        return True
+
+    def _complete(self, hand: _Hand, token: int) -> bool:
+        held = set(hand.custody.get(token, {}))
+        if hand.me is not None:
+            held.add(hand.me)
+        return len(held) == len(hand.holders)
+
+    def _decide(self, phase: int, seat: int) -> Fact:
+        view = self.view
+        assert view is not None
+        sv = view.view(seat)
+        d = self.decider
+        if phase == Phase.TURN:
+            return d.turn(sv)
+        if phase == Phase.VOTE:
+            return Vote(seat, d.vote(sv))
+        if phase == Phase.SALE:
+            return SaleAnswer(seat, d.answer_sale(sv))
+        if phase == Phase.CUT:
+            return Cut(seat, d.cut(sv))
+        if d.buyin(sv) and sv.chips >= sv.price:
+            return BuyIn(seat)
+        return Decline(seat)
+
+
+def _u(value: int) -> bytes:
+    return value.to_bytes(8, "big")
+
+
+_AUTHOR: Final = -1
+_NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
+
+
+class _Blame(ProtocolError):
+    """Raised inside a consume handler: the fault to record. ``seat`` is the table seat
+    to blame: :data:`_AUTHOR` for the envelope's author, ``None`` for nobody yet (the
+    audit will name the seat)."""
+
+    def __init__(self, kind: FaultKind, seat: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.seat = seat
+        self.reason = reason

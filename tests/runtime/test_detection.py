@@ -1,0 +1,213 @@
+"""Targeted detection: a misbehaving member is caught, blamed with evidence, and the
+honest nodes keep running (part 1 records faults; part 2 acts on them)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2pkille.engine.facts import Keep, Swap
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.io import Output
+from p2pkille.runtime.node import TableNode
+from p2pkille.sim.table import SimTable, build_table
+from protocol import canonical
+from protocol.envelope import Envelope, decode
+from protocol.reveal import DecryptionShare
+from tests.runtime.bots import Restless
+from tests.runtime.helpers import node_results
+
+
+def _swap_class(table: SimTable, index: int, cls: type[TableNode]) -> TableNode:
+    """Make node ``index`` an instance of ``cls`` (a subclass that changes what it sends)."""
+    node = table.nodes[index]
+    node.__class__ = cls
+    return node
+
+
+def _faults_at_honest(table: SimTable, cheater: TableNode) -> list[tuple[FaultKind, int | None]]:
+    found = []
+    for node in table.nodes:
+        if node is cheater:
+            continue
+        found.append([(f.kind, f.seat) for f in node.faults])
+    assert all(f == found[0] for f in found), found
+    return found[0]
+
+
+def _evidence_author(table: SimTable, node: TableNode, data: bytes) -> Envelope:
+    return decode(data, table=node.config.table_id, members=node.members, kinds=None)
+
+
+class BadKey(TableNode):
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.KEY:
+            raw = bytearray(canonical.b64decode(str(body["share"])))
+            raw[40] ^= 1  # the proof's challenge no longer fits
+            body = {**body, "share": canonical.b64encode(bytes(raw))}
+        super()._emit(out, kind, body)
+
+
+class WrongShare(TableNode):
+    def _share(self, hand: object, token: int, recipient: int | None, purpose: str
+               ) -> DecryptionShare:
+        share = super()._share(hand, token, recipient, purpose)  # type: ignore[arg-type]
+        if purpose.startswith("deal"):
+            # A share made for the next slot: a valid point, a proof that fails here.
+            other = super()._share(hand, (token + 1) % 42, recipient, purpose)  # type: ignore[arg-type]
+            return DecryptionShare(share.context, other.value, other.proof)
+        return share
+
+
+class BadBox(TableNode):
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.DEAL:
+            boxes = [dict(b) for b in body["boxes"]]  # type: ignore[attr-defined]
+            raw = bytearray(canonical.b64decode(boxes[0]["box"]))
+            raw[-1] ^= 1
+            boxes[0]["box"] = canonical.b64encode(bytes(raw))
+            body = {**body, "boxes": boxes}
+        super()._emit(out, kind, body)
+
+
+class IllegalPick(TableNode):
+    def _decide(self, phase: int, seat: int) -> object:  # type: ignore[override]
+        return Swap(seat, pick=4)  # wikipedia lets nobody pick from the stock
+
+
+class OtherSeat(TableNode):
+    def _decide(self, phase: int, seat: int) -> object:  # type: ignore[override]
+        return Keep((seat + 1) % len(self.members))
+
+
+class PlainLiar(TableNode):
+    """Answers plain whatever it holds (the false-answer cheat)."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.ANSWER and body.get("shown") is not None:
+            body = {"hand": body["hand"], "shown": None}
+        super()._emit(out, kind, body)
+
+
+@pytest.mark.parametrize(("cls", "kind"), [
+    (BadKey, FaultKind.BAD_KEY),
+    (IllegalPick, FaultKind.ILLEGAL_ACT),
+    (OtherSeat, FaultKind.ILLEGAL_ACT),
+])
+def test_a_public_fault_is_blamed_on_its_author_by_every_honest_node(
+        cls: type[TableNode], kind: FaultKind) -> None:
+    table = build_table(3, seed=4)
+    cheater = _swap_class(table, 1, cls)
+    run = table.run(until=30.0)
+    assert not run.honest_agree
+    faults = _faults_at_honest(table, cheater)
+    assert faults, "the cheat was not detected"
+    assert faults[0] == (kind, cheater.my_seat)
+    honest = next(n for n in table.nodes if n is not cheater)
+    evidence = _evidence_author(table, honest, honest.faults[0].evidence)
+    assert evidence.author == cheater.identity.public
+    # The honest nodes are alive: they still answer a sync.
+    assert honest.receive("x", b"S" + canonical.encode({"heads": [0, 0, 0]}), 31.0)
+
+
+@pytest.mark.parametrize(("cls", "kind"), [
+    (WrongShare, FaultKind.BAD_SHARE),
+    (BadBox, FaultKind.BAD_SEAL),
+])
+def test_a_bad_sealed_share_is_blamed_on_its_sealer_by_the_recipient(
+        cls: type[TableNode], kind: FaultKind) -> None:
+    table = build_table(3, seed=4)
+    cheater = _swap_class(table, 0, cls)
+    table.run(until=30.0)
+    victims = [n for n in table.nodes if n is not cheater and n.faults]
+    assert victims
+    for node in victims:
+        assert (node.faults[0].kind, node.faults[0].seat) == (kind, cheater.my_seat)
+        env = _evidence_author(table, node, node.faults[0].evidence)
+        assert env.author == cheater.identity.public
+        assert env.kind == msg.DEAL
+
+
+def test_a_false_plain_answer_is_found_by_the_audit() -> None:
+    # Search a few seeds for a hand where the liar is asked while holding an answering
+    # card; the audit (or the showdown) must then name it at every honest node.
+    for seed in range(1, 40):
+        table = build_table(4, seed=seed, deciders=lambda _i: Restless())
+        liar = _swap_class(table, 2, PlainLiar)
+        table.run(until=200.0, max_hands=3)
+        honest = [n for n in table.nodes if n is not liar]
+        if any(n.faults for n in honest):
+            for node in honest:
+                kinds = [(f.kind, f.seat) for f in node.faults]
+                assert (FaultKind.FALSE_FACT, liar.my_seat) in kinds, kinds
+            return
+    pytest.fail("no seed made the liar answer falsely")
+
+
+def test_equivocation_is_detected_with_verifiable_evidence() -> None:
+    table = build_table(3, seed=6)
+    table.run(max_hands=1)
+    victim = table.nodes[0]
+    cheater = table.nodes[2]
+    first = victim.transcript.get(cheater.identity.public, 1)
+    assert first is not None
+    fork = Envelope.seal(cheater.identity, table=cheater.config.table_id, seq=1,
+                         prev=bytes(32), kind=msg.COMMIT,
+                         body={"commit": canonical.b64encode(bytes(32)), "hand": 0})
+    victim.receive("n3", fork.wire, 100.0)
+    fault = victim.faults[-1]
+    assert (fault.kind, fault.seat) == (FaultKind.EQUIVOCATION, cheater.my_seat)
+    from protocol.transcript import Equivocation
+    assert Equivocation.from_bytes(fault.evidence).verify(
+        table=victim.config.table_id, members=victim.members) == cheater.identity.public
+
+
+def test_garbage_is_ignored_and_counted_and_the_game_goes_on() -> None:
+    clean = build_table(3, seed=9)
+    clean.run()
+    table = build_table(3, seed=9)
+    rng = random.Random(1)
+    for i in range(30):
+        blob = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
+        table.network.inject("n1", blob if i % 3 else b"S" + blob, to=None)
+    run = table.run()
+    assert run.honest_agree
+    assert sum(n.dropped for n in table.nodes) > 0
+    assert all(n.faults == [] for n in table.nodes)
+    assert node_results(table.nodes[0]) == node_results(clean.nodes[0])
+
+
+def test_signed_garbage_bodies_of_every_kind_never_crash_a_node() -> None:
+    rng = random.Random(7)
+    values: list[object] = [None, True, 0, -1, 1, 41, 2**40, "", "x", "kille", [], {}, [1],
+                            canonical.b64encode(bytes(32)), canonical.b64encode(bytes(96)),
+                            [{"by": 0, "for": None, "share": canonical.b64encode(bytes(96))}],
+                            {"type": "keep", "seat": 0}]
+    keys = ["hand", "share", "deck", "commit", "boxes", "fact", "shown", "shares", "kille",
+            "to", "token", "secret", "witness", "id", "sig", "nonce", "genesis"]
+    for stop_after in (0, 1):
+        table = build_table(3, seed=12)
+        if stop_after:
+            table.run(max_hands=1)
+        else:
+            table.nodes[0].start(0.0)
+            assert table.nodes[0].stage.name == "COMMIT"
+        victim, forger = table.nodes[0], table.nodes[1]
+        for i in range(150):
+            seq, prev = victim.transcript.next_slot(forger.identity.public)
+            # The first forged envelope is one the victim is ready for now (a key share
+            # of the next hand, or a commit during genesis); the rest queue behind it or
+            # are consumed as faults: either way nothing may crash.
+            kind = (msg.KEY if stop_after else msg.COMMIT) if i == 0 else sorted(msg.KINDS)[
+                i % len(msg.KINDS)]
+            body = {k: rng.choice(values) for k in rng.sample(keys, rng.randrange(1, 5))}
+            if i == 0 or rng.random() < 0.7:
+                body["hand"] = victim.hand.number if victim.hand is not None else 0
+            env = Envelope.seal(forger.identity, table=victim.config.table_id, seq=seq,
+                                prev=prev, kind=kind, body=body)
+            victim.receive("n2", env.wire, 1.0)
+            victim.wake(1.0)
+        assert victim.faults, "garbage from a member is recorded"
+        assert all(f.seat == forger.my_seat or f.seat is None for f in victim.faults)
