@@ -1,0 +1,187 @@
+"""Runs one sans-I/O node over a real transport on the asyncio loop.
+
+The driver is to a real network what ``p2pkille.sim.SimNetwork`` is to the simulated one: it
+calls the node's ``start``, ``receive`` and ``wake`` one at a time from a single task, with
+``now`` read from the loop's monotonic clock, and carries out the outputs:
+
+- ``Send(data, to)`` goes to the transport; a ``Send`` to the node's own name loops back to
+  it (as in the simulator), and a broadcast (``to=None``) skips the sender;
+- ``WakeAt(at)`` is a deadline on the loop clock. Several ``WakeAt`` for the same instant
+  give one wake, and so do all the deadlines that are due when the node gets to run: ``wake``
+  means "time has passed", and one call at the current time tells the node all of it.
+
+The node is started once the transport is ready. An exception from the node is a bug in this
+process and ends :meth:`Driver.run` (peer input is the node's to judge and must not raise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import Final, Protocol
+
+from p2pkille.runtime.io import Node, Send, WakeAt
+
+__all__ = ["Driver", "DriverError", "Transport"]
+
+log = logging.getLogger(__name__)
+
+
+class Transport(Protocol):
+    """What the driver needs of a transport (``Mesh``, ``MqttTransport``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def send(self, to: str | None, data: bytes) -> int: ...
+
+    async def run(self, deliver: Callable[[str, bytes], None]) -> None: ...
+
+    async def wait_ready(self) -> None: ...
+
+
+class DriverError(Exception):
+    """The driver was misused, or the node returned an output it cannot carry out."""
+
+
+class _Wake:
+    """The queue item that tells the node task a deadline may be due."""
+
+
+_WAKE: Final = _Wake()
+
+
+class Driver:
+    """Drives ``node`` over ``transport`` until :meth:`stop`; ``node.name`` must be the
+    transport's name for us (on real transports, the text of our public key)."""
+
+    def __init__(self, node: Node, transport: Transport) -> None:
+        if node.name != transport.name:
+            raise DriverError(f"node {node.name!r} on a transport that calls us "
+                              f"{transport.name!r}: the names must be equal")
+        self.node = node
+        self.transport = transport
+        self.name = node.name
+        self.received = 0
+        self.sent = 0
+        self._queue: asyncio.Queue[tuple[str, bytes] | _Wake] = asyncio.Queue()
+        self._deadlines: list[float] = []
+        self._deadline_set: set[float] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+        self._stopping = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def now(self) -> float:
+        """The node's clock: the running loop's monotonic time, in seconds."""
+        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
+        return loop.time()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to cancel the node and the transport and return."""
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Run the transport and the node in a task group until :meth:`stop` is called."""
+        self._loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                transport = tg.create_task(self.transport.run(self._on_frame),
+                                           name=f"transport {self.name[:12]}")
+                await self.transport.wait_ready()
+                node = tg.create_task(self._node_loop(), name=f"node {self.name[:12]}")
+                await self._stopping.wait()
+                node.cancel()
+                transport.cancel()
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _on_frame(self, sender: str, data: bytes) -> None:
+        self._queue.put_nowait((sender, data))
+
+    async def _node_loop(self) -> None:
+        node = self.node
+        now = self.now()
+        try:
+            outputs: object = node.start(now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {self.name!r} in start at t={now!r}")
+            raise
+        self._apply(outputs, "start")
+        queue = self._queue
+        while True:
+            item = await queue.get()
+            if isinstance(item, _Wake):
+                self._on_timer()
+                continue
+            sender, data = item
+            self.received += 1
+            now = self.now()
+            try:
+                outputs = node.receive(sender, data, now)
+            except Exception as exc:
+                exc.add_note(f"raised by node {self.name!r} receiving from {sender!r} "
+                             f"at t={now!r}")
+                raise
+            self._apply(outputs, "receive")
+
+    def _on_timer(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        now = self.now()
+        due = False
+        while self._deadlines and self._deadlines[0] <= now:
+            self._deadline_set.discard(heapq.heappop(self._deadlines))
+            due = True
+        if due:
+            try:
+                outputs: object = self.node.wake(now)
+            except Exception as exc:
+                exc.add_note(f"raised by node {self.name!r} in wake at t={now!r}")
+                raise
+            self._apply(outputs, "wake")
+        self._arm()
+
+    def _arm(self) -> None:
+        """Keep one loop timer, at the earliest deadline."""
+        if not self._deadlines:
+            return
+        first = self._deadlines[0]
+        if first < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            assert self._loop is not None
+            self._timer = self._loop.call_at(first, self._queue.put_nowait, _WAKE)
+            self._timer_at = first
+
+    def _apply(self, outputs: object, call: str) -> None:
+        if not isinstance(outputs, Sequence) or isinstance(outputs, str | bytes):
+            raise DriverError(f"node {self.name!r} returned {outputs!r} from {call}; "
+                              "expected a sequence")
+        for output in outputs:
+            if isinstance(output, Send):
+                if not isinstance(output.data, bytes):
+                    raise DriverError(f"node {self.name!r}: a Send from {call} carries "
+                                      f"{type(output.data).__name__}, not bytes")
+                self.sent += 1
+                if output.to == self.name:
+                    self._queue.put_nowait((self.name, output.data))
+                else:
+                    self.transport.send(output.to, output.data)
+            elif isinstance(output, WakeAt):
+                at: object = output.at
+                if isinstance(at, bool) or not isinstance(at, int | float) \
+                        or not math.isfinite(at):
+                    raise DriverError(f"node {self.name!r} returned WakeAt({at!r}) from {call}; "
+                                      "need a finite time")
+                if at not in self._deadline_set:
+                    self._deadline_set.add(float(at))
+                    heapq.heappush(self._deadlines, float(at))
+                    self._arm()
+            else:
+                raise DriverError(f"node {self.name!r} returned {output!r} from {call}; "
+                                  "expected Send or WakeAt")
