@@ -3,12 +3,15 @@
 ``--json`` prints one document::
 
     {"hands": [{"hand", "died", "pot", "chips", "checkpoint", "agreed_by", "voided",
-                "accusations"}], "winner": seat|null, "honest_agree": bool,
+                "eliminated", "accusations": [{"accused", "by", "kind", "reason",
+                "verdict"}]}], "winner": seat|null, "honest_agree": bool,
      "stats": {"wall_s", "envelopes", "bytes", "scalar_mults"}}
 
-Without ``--json`` a line per committed hand goes to stderr and the document to
-stdout. Exit status 0 when every honest peer agrees on every checkpoint, 1 when
-they do not, 2 for bad arguments.
+``--byzantine P2:equivocate`` (repeatable) makes that seat a misbehaving peer
+(``p2pkille/sim/byzantine.py``); ``honest_agree`` and the document are over the
+honest peers only. Without ``--json`` a line per hand goes to stderr and the
+document to stdout. Exit status 0 when every honest peer agrees on every hand, 1
+when they do not, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Final
 
 from p2pkille.engine.options import PRESETS
 from p2pkille.runtime.node import HandOutcome
+from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import build_table
 
@@ -46,6 +50,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--chips", default="10", help="starting chips (default 10)")
     parser.add_argument("--faults", default="none",
                         help="e.g. drop=0.1,dup=0.05,reorder=0.1,delay=50ms (default none)")
+    parser.add_argument("--byzantine", action="append", default=[], metavar="SEAT:BEHAVIOUR",
+                        help=f"a misbehaving seat, e.g. P2:equivocate; behaviours: "
+                             f"{', '.join(BEHAVIOURS)} (repeatable)")
     parser.add_argument("--json", action="store_true", help="print only the JSON document")
     parser.set_defaults(func=run)
 
@@ -62,6 +69,26 @@ def _int(name: str, text: str, low: int) -> int:
     if value < low:
         raise _BadArgs(f"--{name} must be at least {low}, got {value}")
     return value
+
+
+def _byzantine(specs: list[str], peers: int) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for spec in specs:
+        seat_text, _, behaviour = str(spec).partition(":")
+        seat_text = seat_text.strip().upper()
+        if not (seat_text.startswith("P") and seat_text[1:].isdigit()
+                and 1 <= int(seat_text[1:]) <= peers):
+            raise _BadArgs(f"--byzantine {spec!r}: the seat must be P1..P{peers}")
+        if behaviour not in BEHAVIOURS:
+            raise _BadArgs(f"--byzantine {spec!r}: unknown behaviour {behaviour!r}; "
+                           f"expected one of {', '.join(BEHAVIOURS)}")
+        seat = int(seat_text[1:]) - 1
+        if seat in out:
+            raise _BadArgs(f"--byzantine: seat {seat_text} given twice")
+        out[seat] = behaviour
+    if out and len(out) >= peers:
+        raise _BadArgs("--byzantine: at least one peer must be honest")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,19 +109,26 @@ def run(args: argparse.Namespace) -> int:
             faults = Faults.parse(str(args.faults))
         except ValueError as exc:
             raise _BadArgs(f"--faults: {exc}") from None
+        byzantine = _byzantine(list(args.byzantine), peers)
     except _BadArgs as exc:
         print(f"p2pkille sim: {exc}", file=sys.stderr)
         return BAD_ARGS
 
     def progress(outcome: HandOutcome) -> None:
-        if not args.json:
-            died = ", ".join(outcome.died) or "nobody"
-            print(f"hand {outcome.hand}: died {died}; pot {outcome.pot}; checkpoint "
-                  f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
-                  file=sys.stderr)
+        if args.json:
+            return
+        if outcome.voided:
+            gone = ", ".join(outcome.eliminated) or "nobody"
+            print(f"hand {outcome.hand}: VOIDED after {len(outcome.accusations)} "
+                  f"accusation(s); eliminated {gone}; pot {outcome.pot}", file=sys.stderr)
+            return
+        died = ", ".join(outcome.died) or "nobody"
+        print(f"hand {outcome.hand}: died {died}; pot {outcome.pot}; checkpoint "
+              f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
+              file=sys.stderr)
 
     table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
-                        faults=faults)
+                        faults=faults, byzantine=byzantine)
     result = table.run(max_hands=hands or None, on_hand=progress)
     doc = result.document()
     print(json.dumps(doc, ensure_ascii=False, sort_keys=True))

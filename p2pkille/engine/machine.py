@@ -21,6 +21,7 @@ position (a card sale changes it).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -159,6 +160,13 @@ class HandResult:
     died: tuple[int, ...]
     redealt: bool
     sold_out: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GameSnapshot:
+    """A copy of a :class:`Game`'s mutable state (opaque; see :meth:`Game.snapshot`)."""
+
+    state: dict[str, Any]
 
 
 class Game:
@@ -377,6 +385,38 @@ class Game:
         text = _fact_text(fact, self.names)
         return IllegalMoveError(f"{text} rejected: {reason} ({self.describe()})")
 
+    # ----------------------------------------------------------------- runtime support
+
+    def snapshot(self) -> GameSnapshot:
+        """The whole mutable state, copied: :meth:`restore` brings it back (a voided
+        hand returns chips, pot and buy-backs to what they were before its deal)."""
+        return GameSnapshot({name: copy.deepcopy(getattr(self, name))
+                             for name in _MUTABLE})
+
+    def restore(self, snapshot: GameSnapshot) -> None:
+        for name, value in snapshot.state.items():
+            setattr(self, name, copy.deepcopy(value))
+
+    def expel(self, seat: int) -> None:
+        """Remove ``seat`` from the game between hands (a proven cheater or a seat that
+        timed out): no buy-back, its stakes already in the pot stay there. The last
+        seat left wins the pot."""
+        if self.phase != _DEAL:
+            raise InvalidSetupError(f"expel {seat}: only between hands ({self.describe()})")
+        if type(seat) is not int or not 0 <= seat < len(self.names):
+            raise InvalidSetupError(f"expel: no seat {seat!r}")
+        if not self.in_game[seat]:
+            return
+        self.in_game[seat] = False
+        self.n_in -= 1
+        if self.events is not None:
+            self.events.append(Event("expel", seat=seat))
+        if self.n_in == 1:
+            _finish_game(self, self.in_game.index(True))
+        elif self.n_in == 0:
+            self.phase = _OVER
+            self.expect_seat = None
+
     # ----------------------------------------------------------------- input
 
     def apply(self, fact: Fact) -> None:
@@ -396,6 +436,10 @@ class Game:
                excluded: frozenset[Rank], fact: Fact) -> None:
         if self.claims is not None:
             self.claims.append(Claim(self.fact_count, seat, token, rank, excluded, fact))
+
+
+_FIXED: Final = frozenset({"options", "names", "stake", "started"})
+_MUTABLE: Final = tuple(name for name in Game.__slots__ if name not in _FIXED)
 
 
 def _fact_text(fact: Fact, names: Sequence[str]) -> str:

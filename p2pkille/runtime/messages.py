@@ -6,6 +6,7 @@ See ``docs/protocol.md`` Part II for each kind's fields and when it is sent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -16,12 +17,16 @@ from protocol.errors import InvalidEncoding
 
 __all__ = [
     "KINDS",
+    "Accusation",
     "BoxEntry",
     "ShareEntry",
     "check_body",
+    "get_accusations",
     "get_boxes",
+    "get_disclosed",
     "get_hand",
     "get_shares",
+    "get_step",
 ]
 
 COMMIT: Final = "commit"
@@ -38,8 +43,11 @@ DRAW: Final = "draw"
 SHOW: Final = "show"
 REVEAL: Final = "reveal"
 CHECKPOINT: Final = "checkpoint"
+ACCUSE: Final = "accuse"
+TIMEOUT: Final = "timeout"
+SEEN: Final = "seen"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
-                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT})
+                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -48,7 +56,7 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (NONCE, ("nonce",), ()),
         (ACCEPT, ("genesis",), ()),
         (KEY, ("share",), ()),
-        (SHUFFLE, ("deck", "commit"), ()),
+        (SHUFFLE, ("deck", "commit", "input"), ()),
         (DEAL, ("boxes",), ()),
         (ACT, ("fact",), ()),
         (ANSWER, ("shown",), ("shares",)),
@@ -58,10 +66,33 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (SHOW, ("shares",), ()),
         (REVEAL, ("secret", "witness"), ()),
         (CHECKPOINT, ("id", "sig"), ()),
+        (ACCUSE, ("accusations", "disclosed"), ()),
+        (TIMEOUT, ("seat", "stage", "at"), ()),
+        (SEEN, ("seat", "stage", "at"), ()),
     )
 }
 MAX_SEATS: Final = 64
 MAX_ENTRIES: Final = 64
+MAX_EVIDENCE: Final = 3 * 65536
+MAX_REASON: Final = 200
+_REASON: Final = re.compile(f"[ -~]{{0,{MAX_REASON}}}")
+_KIND: Final = re.compile(r"[a-z-]{1,32}")
+
+
+@dataclass(frozen=True, slots=True)
+class Accusation:
+    """One accusation of an ``accuse`` body: the accused table seat, the fault kind
+    (a :class:`~p2pkille.runtime.faults.FaultKind` value), a printable reason and the
+    evidence (an envelope of the accused, or equivocation evidence)."""
+
+    accused: int
+    kind: str
+    reason: str
+    evidence: bytes
+
+    def to_json(self) -> JsonObject:
+        return {"accused": self.accused, "evidence": canonical.b64encode(self.evidence),
+                "kind": self.kind, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,3 +186,47 @@ def get_boxes(body: Mapping[str, object], evidence: bytes) -> list[BoxEntry]:
             canonical.get_bytes(e, "digest", what="box", size=32, evidence=evidence),
         ))
     return out
+
+
+def get_accusations(body: Mapping[str, object], evidence: bytes) -> list[Accusation]:
+    out = []
+    for e in _entries(body, "accusations", evidence):
+        canonical.require_keys(e, ("accused", "evidence", "kind", "reason"), what="accusation",
+                               evidence=evidence)
+        accused = _seat(e, "accused", evidence)
+        assert accused is not None
+        out.append(Accusation(
+            accused,
+            canonical.get_str(e, "kind", what="accusation", pattern=_KIND, evidence=evidence),
+            canonical.get_str(e, "reason", what="accusation", pattern=_REASON,
+                              evidence=evidence),
+            canonical.get_bytes(e, "evidence", what="accusation", min_size=1,
+                                max_size=MAX_EVIDENCE, evidence=evidence)))
+    return out
+
+
+def get_disclosed(body: Mapping[str, object], evidence: bytes) -> list[tuple[int, ShareEntry]]:
+    """The ``disclosed`` list of an accuse body: (token, share entry) per sealed share
+    its author opens to answer an accusation."""
+    out = []
+    for e in _entries(body, "disclosed", evidence):
+        canonical.require_keys(e, ("by", "for", "share", "token"), what="disclosed",
+                               evidence=evidence)
+        sender = _seat(e, "by", evidence)
+        assert sender is not None
+        out.append((canonical.get_int(e, "token", lo=0, hi=1023, what="disclosed",
+                                      evidence=evidence),
+                    ShareEntry(sender, _seat(e, "for", evidence, null=True),
+                               canonical.get_bytes(e, "share", what="disclosed", size=96,
+                                                   evidence=evidence))))
+    return out
+
+
+def get_step(body: Mapping[str, object], evidence: bytes) -> tuple[int, int, int]:
+    """(seat, stage, at) of a ``timeout`` or ``seen`` body: the step a seat is awaited at."""
+    seat = _seat(body, "seat", evidence)
+    assert seat is not None
+    return (seat,
+            canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
+            canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
+                              evidence=evidence))

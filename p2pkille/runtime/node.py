@@ -41,7 +41,7 @@ from p2pkille.engine.facts import (
     fact_from_dict,
     fact_to_dict,
 )
-from p2pkille.engine.machine import Phase
+from p2pkille.engine.machine import GameSnapshot, Phase
 from p2pkille.engine.peer import FalseFact, PeerView
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import gapfill
@@ -52,20 +52,21 @@ from p2pkille.runtime.faults import Fault, FaultKind
 from p2pkille.runtime.io import Output, Send, WakeAt
 from protocol import canonical
 from protocol.audit import HandRecord, audit_hand
-from protocol.canonical import JsonObject
+from protocol.canonical import JsonObject, JsonValue
 from protocol.checkpoint import Checkpoint
 from protocol.deck import (
     Ciphertext,
     ShuffleContext,
     ShuffleStep,
     ShuffleWitness,
+    deck_digest,
     decode_deck,
     encode_deck,
     initial_deck,
     shuffle_step,
 )
 from protocol.domain import hash32, hash64
-from protocol.envelope import ZERO_HASH, Envelope
+from protocol.envelope import ZERO_HASH, Envelope, decode
 from protocol.errors import ProtocolError, RemoteProtocolError
 from protocol.group import Point, Scalar
 from protocol.identity import Identity
@@ -79,9 +80,15 @@ from protocol.keys import (
 )
 from protocol.reveal import DecryptionShare, RevealContext, unmask
 from protocol.rng import DeterministicRng
-from protocol.seal import SealError, open_share, seal_share, sealed_digest
+from protocol.seal import (
+    SealError,
+    check_disclosed_share,
+    open_share,
+    seal_share,
+    sealed_digest,
+)
 from protocol.transcript import Cut as TranscriptCut
-from protocol.transcript import Equivocated, Transcript
+from protocol.transcript import Equivocated, Equivocation, Transcript
 
 __all__ = ["HandOutcome", "Stage", "TableNode", "Timing"]
 
@@ -104,9 +111,14 @@ class Stage(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """``sync_interval``: seconds between gap-fill syncs while the game is not finished."""
+    """``sync_interval``: seconds between gap-fill syncs while the game is not finished.
+    ``limit``: seconds this node waits for a seat's cryptographic step (and for a
+    decision: ``decide_limit``) before it votes that seat's time out. Local: nodes may
+    differ; the time-out itself is agreed (docs/protocol.md II.11.3)."""
 
     sync_interval: float = 0.5
+    limit: float = 20.0
+    decide_limit: float = 60.0
 
 
 @dataclass(slots=True)
@@ -128,10 +140,14 @@ class HandOutcome:
     facts: list[Fact] = field(default_factory=list)
     """Every fact of the hand in order, from the Deal."""
 
+    eliminated: list[str] = field(default_factory=list)
+    """Seats a voided hand removed from the game."""
+
     def to_json(self) -> dict[str, object]:
         return {"accusations": self.accusations, "agreed_by": self.agreed_by,
                 "checkpoint": self.checkpoint, "chips": self.chips, "died": self.died,
-                "hand": self.hand, "pot": self.pot, "voided": self.voided}
+                "eliminated": self.eliminated, "hand": self.hand, "pot": self.pot,
+                "voided": self.voided}
 
 
 class _Hand:
@@ -164,6 +180,25 @@ class _Hand:
         self.faces: tuple[int, ...] = ()
         self.facts: list[Fact] = []
         self.forwards: list[tuple[int, int]] = []  # (token, to table seat) still to send
+        self.voiding = False            # a fault or an accusation stopped the hand
+        self.mine: list[msg.Accusation] = []       # what my accuse will say
+        self.accuses: dict[int, tuple[msg.Accusation, ...]] = {}  # protocol seat -> its list
+        self.audited = False
+        # (token, maker, context recipient, sealed to) -> the plaintext share I sealed:
+        # what I disclose if the recipient says the box was bad.
+        self.plain: dict[tuple[int, int, int | None, int], bytes] = {}
+        self.disclosed: dict[int, list[tuple[int, msg.ShareEntry]]] = {}
+        self.taken: set[bytes] = set()  # ids of accuse/timeout/seen envelopes taken
+        self.scanned: dict[int, int] = {}  # member -> next seq to scan ahead
+        # (seat, stage, at) -> protocol seats that voted its time out
+        self.votes: dict[tuple[int, int, int], set[int]] = {}
+        self.seens: set[tuple[int, int, int]] = set()
+        self.timed_out: set[int] = set()
+        self.to_answer: list[tuple[int, int, int]] = []  # steps I answer with a seen
+        self.answered: set[tuple[int, int, int]] = set()
+        self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
+        self.scan_version = -1
+        self.snapshot: GameSnapshot | None = None  # the game before this hand's Deal
 
     def protocol_seat(self, seat: int) -> int | None:
         try:
@@ -208,6 +243,12 @@ class TableNode:
         self._witnesses: dict[int, ShuffleWitness] = {}
         self._replayed: dict[tuple[str, bytes], int] = {}
         self.faults: list[Fault] = []
+        self._attempt = 0                  # hands dealt so far, voided ones included
+        self._voided: set[int] = set()
+        self._expelled: set[int] = set()
+        self._since: dict[tuple[int, tuple[int, int, int]], float] = {}
+        self._version = 0  # bumped whenever the transcript may have grown
+        self._voted: set[tuple[int, tuple[int, int, int]]] = set()
         self.outcomes: list[HandOutcome] = []
         self.dropped = 0
         """Transport input ignored: bytes that are no valid envelope or sync."""
@@ -227,6 +268,12 @@ class TableNode:
     @property
     def names(self) -> list[str]:
         return [seat_name(s) for s in range(len(self.members))]
+
+    @property
+    def genesis_nonce(self) -> bytes:
+        """The nonce this node commits to in the genesis (derived from its seed): the
+        simulator uses it to know the seating before the table starts."""
+        return self._secret("genesis-nonce")[:32]
 
     @property
     def my_seat(self) -> int | None:
@@ -258,8 +305,35 @@ class TableNode:
     def wake(self, now: float) -> Sequence[Output]:
         if self.done:
             return []
-        return [Send(gapfill.encode_sync(self.transcript.heads().heads)),
-                WakeAt(now + self.timing.sync_interval)]
+        out: list[Output] = [Send(gapfill.encode_sync(self.transcript.heads().heads)),
+                             WakeAt(now + self.timing.sync_interval)]
+        hand = self.hand
+        if hand is not None and hand.me is not None and self.view is not None:
+            stage, at = self._step_now()
+            deciding = stage == Stage.PLAY and self.view.game.phase in _DECIDING
+            limit = self.timing.decide_limit if deciding else self.timing.limit
+            for seat in self.waiting_for():
+                step = (seat, stage, at)
+                first = self._since.setdefault((hand.number, step), now)
+                if (seat != self.my_seat and now - first >= limit
+                        and (hand.number, step) not in self._voted):
+                    self._voted.add((hand.number, step))
+                    self._emit(out, msg.TIMEOUT, {"at": at, "hand": hand.number,
+                                                  "seat": seat, "stage": stage})
+            self._pump(out)
+        return out
+
+    def _step_now(self) -> tuple[int, int]:
+        """The step the current hand is at: (stage, facts applied) in play, (stage, 0)
+        in the other stages, (VOID, 0) while the hand's accusations are collected."""
+        hand = self.hand
+        if hand is not None and hand.voiding:
+            return _VOID, 0
+        # The game's fact count, not a node-local one: a voided hand rewinds it, so
+        # every node names the same step whatever it consumed of the voided hand.
+        view = self.view
+        played = view.game.fact_count if view is not None else 0
+        return int(self.stage), played if self.stage == Stage.PLAY else 0
 
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
@@ -276,6 +350,8 @@ class TableNode:
         if hand is None or view is None or stage == Stage.DONE:
             return ()
         holders = hand.holders
+        if hand.voiding:
+            return tuple(s for k, s in enumerate(holders) if k not in hand.accuses)
         if stage == Stage.KEYS:
             return tuple(s for k, s in enumerate(holders) if k not in hand.announced)
         if stage == Stage.SHUFFLE:
@@ -302,6 +378,7 @@ class TableNode:
         except RemoteProtocolError:
             self.dropped += 1
             return
+        self._version += 1
         for event in events:
             if isinstance(event, Equivocated):
                 author = self.members.index(event.author)
@@ -314,9 +391,20 @@ class TableNode:
 
     def _fault(self, kind: FaultKind, seat: int | None, reason: str,
                evidence: bytes = b"") -> None:
-        """The one place a detected fault is recorded (part 2 accuses from here)."""
-        hand = self.hand.number if self.hand is not None else 0
-        self.faults.append(Fault(kind, seat, hand, reason, evidence))
+        """The one place a detected fault is recorded. A fault of a key holder of the
+        current hand, with evidence, before this node signed the hand's checkpoint,
+        stops the hand: the node will accuse (docs/protocol.md II.11.1)."""
+        hand = self.hand
+        self.faults.append(Fault(kind, seat, hand.number if hand is not None else 0, reason,
+                                 evidence))
+        if (hand is None or seat is None or not evidence or seat not in hand.holders
+                or self.stage == Stage.DONE
+                or (hand.me is not None and hand.me in hand.signed)):
+            return
+        if not any(a.accused == seat for a in hand.mine):
+            text = "".join(c if " " <= c <= "~" else "?" for c in reason[:msg.MAX_REASON])
+            hand.mine.append(msg.Accusation(seat, kind.value, text, evidence))
+        hand.voiding = True
 
     # ------------------------------------------------------------------ secrets
 
@@ -333,11 +421,13 @@ class TableNode:
             progressed = False
             for m, member in enumerate(self.members):
                 while True:
+                    self._verdict()  # votes and accusations first: they can stop the hand
                     env = self.transcript.get(member, self._consumed[m] + 1)
                     if env is None or not self._ready(m, env):
                         break
                     self._consumed[m] += 1
                     self._consume(m, env)
+                    self._verdict()
                     progressed = True
             if not progressed and not self._act(out):
                 return
@@ -362,6 +452,7 @@ class TableNode:
         env = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
                             kind=kind, body=body)
         self.transcript.receive(env.wire)
+        self._version += 1
         self.sent_envelopes += 1
         self.sent_bytes += len(env.wire)
         out.append(Send(env.wire))
@@ -391,7 +482,16 @@ class TableNode:
             return True  # malformed or stale: consumed as a fault
         if number > hand.number:
             return False
+        if kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN):
+            return True
         seat = self.seat_of[m]
+        step = (seat, *self._step_now())
+        if (number, step) in self._voted and step not in hand.seens:
+            return False  # I voted its time out: only a seen from another holder reopens it
+        if kind == msg.ACT:
+            fact = env.body.get("fact")
+            if not isinstance(fact, dict) or fact.get("seat") != seat:
+                return True  # can never be this seat's decision: consume it as a fault
         game = self.view.game
         if kind == msg.KEY:
             return stage == Stage.KEYS
@@ -432,6 +532,9 @@ class TableNode:
             msg.check_body(env.kind, env.body, env.wire)
             if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT):
                 number = msg.get_hand(env.body, env.wire)
+                if number in self._voided or (env.kind == msg.ACCUSE
+                                              and number < self.hand.number):
+                    return  # the rest of a voided hand, or an accusation decided already
                 if number != self.hand.number or self.stage == Stage.DONE:
                     raise RemoteProtocolError(
                         f"{env.kind} for hand {number} in hand {self.hand.number}",
@@ -489,13 +592,16 @@ class TableNode:
         if view.game.over:
             self.stage = Stage.DONE
             return
+        snapshot = view.game.snapshot()
         self._feed(Deal())
         game = view.game
         holders = tuple(game.dealt)
         seat = self.my_seat
         me = holders.index(seat) if seat in holders else None
-        self.hand = _Hand(game.hand_no, HandContext(self.config.table_id, game.hand_no),
+        self._attempt += 1
+        self.hand = _Hand(self._attempt, HandContext(self.config.table_id, self._attempt),
                           holders, me)
+        self.hand.snapshot = snapshot
         self.hand.facts.append(Deal())
         if me is not None:
             # From the seed: a node replaying its log has its key before its key envelope.
@@ -537,6 +643,18 @@ class TableNode:
                                                evidence=env.wire), len(card_deck()))
         commit = canonical.get_bytes(env.body, "commit", what="shuffle", size=32,
                                      evidence=env.wire)
+        taken = canonical.get_bytes(env.body, "input", what="shuffle", size=32,
+                                    evidence=env.wire)
+        if index < len(hand.steps):
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second shuffle step")
+        assert hand.joint is not None
+        prev = hand.steps[-1].deck if hand.steps else initial_deck(card_deck(),
+                                                                   hand.joint.public)
+        if taken != deck_digest(prev):
+            # The step before forked (sent two decks): blame nobody here; the fork's
+            # evidence reaches us with the other version and is that seat's fault.
+            raise _Blame(FaultKind.EQUIVOCATION, None,
+                         f"shuffle step {index} took a deck we do not hold")
         hand.steps.append(ShuffleStep(ShuffleContext(hand.ctx, index, index), deck, commit))
         if len(hand.steps) == len(hand.holders):
             hand.final = deck
@@ -553,14 +671,17 @@ class TableNode:
         want = {(j, hand.holders[j]) for j in range(len(hand.holders)) if j != index}
         if {(b.token, b.recipient) for b in boxes} != want or len(boxes) != len(want):
             raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "deal boxes are not one per other player")
-        for box in boxes:
-            if box.sender != index:
-                raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "deal box made as another seat")
-            if hand.me is not None and box.token == hand.me:
-                self._take_box(box)
-        if len(hand.dealt) == len(hand.holders):
-            self.stage = Stage.PLAY
-            self._learn_all()
+        try:
+            for box in boxes:
+                if box.sender != index:
+                    raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "deal box made as another seat")
+                if hand.me is not None and box.token == hand.me:
+                    self._take_box(box)
+        finally:
+            # A bad box is one seat's fault: the table still moves on with the others.
+            if len(hand.dealt) == len(hand.holders):
+                self.stage = Stage.PLAY
+                self._learn_all()
 
     def _take_box(self, box: msg.BoxEntry) -> None:
         """Open, check and keep a share sealed to me; a bad one is the sealer's fault
@@ -629,10 +750,10 @@ class TableNode:
         if getattr(self.decider, "wants_facts", False) and self.my_seat is not None:
             self.decider.observe(fact, view.view(self.my_seat))
         if found is not None:
-            self._false_fact(found)
+            self._false_fact(found, self._last_of(found.seat))
 
-    def _false_fact(self, found: FalseFact) -> None:
-        self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names))
+    def _false_fact(self, found: FalseFact, evidence: bytes = b"") -> None:
+        self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names), evidence)
 
     def _fact_of(self, m: int, env: Envelope) -> Fact:
         raw = canonical.get_object(env.body, "fact", what=env.kind, evidence=env.wire)
@@ -797,6 +918,7 @@ class TableNode:
         if index in hand.revealed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second reveal")
         hand.revealed.add(index)
+        hand.reveal_seq[index] = env.seq
         hand.secrets[index] = canonical.get_bytes(env.body, "secret", what="reveal",
                                                   evidence=env.wire, max_size=64)
         hand.openings[index] = canonical.get_bytes(env.body, "witness", what="reveal",
@@ -814,15 +936,27 @@ class TableNode:
         # X_i and final deck when it arrived, which is what the audit's share check proves.
         report = audit_hand(HandRecord(hand.ctx, card_deck(), hand.joint, hand.steps,
                                        hand.openings, hand.secrets))
+        hand.audited = True
         if report.blame is not None:
             b = report.blame
-            self._fault(FaultKind.AUDIT, hand.holders[b.seat], f"{b.fault.value}: {b.reason}")
+            self._fault(FaultKind.AUDIT, hand.holders[b.seat], f"{b.fault.value}: {b.reason}",
+                        self._last_of(hand.holders[b.seat]))
         else:
             hand.faces = report.cards
             found = view.audit({t: RANKS[c >> 1] for t, c in enumerate(report.cards)})
             if found is not None:
-                self._false_fact(found)
-        cut = TranscriptCut(tuple(self._consumed))
+                self._false_fact(found, self._last_of(found.seat))
+        # A key holder's cut is its reveal: votes and accusations are read ahead of
+        # consumption, so how far past it a node has consumed differs between nodes.
+        # An expelled seat's chain may have forked (it equivocated): honest nodes can
+        # hold different branches of it, so checkpoints leave it out (cut 0).
+        heads = []
+        for m, consumed in enumerate(self._consumed):
+            seat = self.seat_of[m]
+            index = hand.protocol_seat(seat)
+            heads.append(hand.reveal_seq[index] if index is not None else
+                         0 if seat in self._expelled else consumed)
+        cut = TranscriptCut(tuple(heads))
         hand.checkpoint = Checkpoint.of(self.transcript, hand=hand.number,
                                         state=state_digest(view.game, hand.number),
                                         prev=self._prev, cut=cut)
@@ -844,8 +978,240 @@ class TableNode:
         except RemoteProtocolError:
             self._fault(FaultKind.CHECKPOINT, self.seat_of[m],
                         "signed another checkpoint than ours", env.wire)
-        if len(hand.signed) == len(hand.holders):
+        if len(hand.signed) == len(hand.holders) and not hand.voiding:
             self._commit()
+
+    # accusations and voiding (docs/protocol.md II.11.1)
+
+    def _last_of(self, seat: int) -> bytes:
+        """The wire of ``seat``'s last consumed envelope: evidence of a fault that the
+        hand's public record shows (audit, false fact) rather than one envelope."""
+        member = self.member_of[seat]
+        env = self.transcript.get(self.members[member], self._consumed[member])
+        return b"" if env is None else env.wire
+
+    def _scan(self, hand: _Hand) -> None:
+        """Take accuse, timeout and seen envelopes of this hand from the chains ahead of
+        what is consumed: they are about the hand's progress, so they must not wait
+        behind envelopes a stopped hand never makes ready. A malformed one is left for
+        normal consumption (which blames it)."""
+        if hand.scan_version != self._version:
+            hand.scan_version = self._version
+            self._scan_chains(hand)
+        if hand.me is not None and hand.votes:
+            # Votes for a step I have since passed: I hold the envelope, so I answer.
+            for step in hand.votes:
+                if ((hand.number, step) not in self._voted and step not in hand.to_answer
+                        and step[0] != self.my_seat and step not in hand.answered
+                        and self._past(step)):
+                    hand.to_answer.append(step)
+
+    def _scan_chains(self, hand: _Hand) -> None:
+        for m, member in enumerate(self.members):
+            seq = max(self._consumed[m] + 1, hand.scanned.get(m, 0))
+            while (env := self.transcript.get(member, seq)) is not None:
+                seq += 1
+                if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN) or (
+                        env.body.get("hand") != hand.number or env.id in hand.taken):
+                    continue
+                try:
+                    msg.check_body(env.kind, env.body, env.wire)
+                    getattr(self, "_on_" + env.kind)(m, env)
+                except ProtocolError:
+                    continue
+            hand.scanned[m] = seq
+
+    def _on_timeout(self, m: int, env: Envelope) -> None:
+        self._take_step(m, env)
+
+    def _on_seen(self, m: int, env: Envelope) -> None:
+        self._take_step(m, env)
+
+    def _take_step(self, m: int, env: Envelope) -> None:
+        """A holder votes that a seat's time ran out at a step, or says it has seen
+        that seat's envelope. The seat is timed out once every OTHER key holder voted
+        for the same step (docs/protocol.md II.11.3)."""
+        hand = self.hand
+        assert hand is not None
+        if env.id in hand.taken:
+            return
+        hand.taken.add(env.id)
+        voter = self._holder(m)
+        step = msg.get_step(env.body, env.wire)
+        seat = step[0]
+        if env.kind == msg.SEEN:
+            hand.seens.add(step)
+            return
+        hand.votes.setdefault(step, set()).add(voter)
+        if seat in hand.holders and seat not in hand.timed_out and hand.votes[step] >= {
+                k for k, s in enumerate(hand.holders) if s != seat}:
+            hand.timed_out.add(seat)
+            hand.voiding = True
+
+    def _past(self, step: tuple[int, int, int]) -> bool:
+        """This node no longer waits for that seat at that step (it holds its envelope)."""
+        seat, stage, at = step
+        now = self._step_now()
+        return now > (stage, at) or (now == (stage, at) and seat not in self.waiting_for())
+
+    def _on_accuse(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        if env.id in hand.taken:
+            return
+        index = self._holder(m)
+        if index in hand.accuses:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
+        accusations = tuple(msg.get_accusations(env.body, env.wire))
+        disclosed = msg.get_disclosed(env.body, env.wire)
+        hand.taken.add(env.id)
+        if index in hand.signed:
+            # It signed the hand's checkpoint first: it agreed to the hand, so its
+            # accusations are void; the accuse still closes its part of a void round.
+            hand.accuses[index] = ()
+            return
+        hand.accuses[index] = accusations
+        hand.disclosed[index] = disclosed
+        hand.voiding = True
+
+    def _disclosures(self, hand: _Hand) -> list[JsonValue]:
+        """Every share I sealed to a seat that says one of my sealed shares was bad."""
+        accusers = {hand.holders[k] for k, accs in hand.accuses.items()
+                    if any(a.accused == self.my_seat and a.kind in _SEALED for a in accs)}
+        out: list[JsonValue] = [
+                {"by": sender, "for": recipient, "share": canonical.b64encode(plain),
+                 "token": token}
+                for (token, sender, recipient, to), plain in sorted(
+                    hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
+                if to in accusers]
+        return out[:msg.MAX_ENTRIES]
+
+    def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | None:
+        """A sealed share the accuser says was bad: the accused must have disclosed, in
+        its own accuse, the plaintext of every box that envelope sealed to the accuser,
+        matching the signed digest and with a valid proof; else it is proven at fault.
+        An answered dispute blames nobody (who garbled a box cannot be shown)."""
+        hand = self.hand
+        assert hand is not None
+        sealer = hand.protocol_seat(acc.accused)
+        assert sealer is not None
+        try:
+            boxes = msg.get_boxes(env.body, env.wire)
+            if env.kind == msg.FORWARD:
+                to = canonical.get_int(env.body, "to", lo=0, hi=len(self.members) - 1,
+                                       what="forward", evidence=env.wire)
+                boxes = boxes if to == accuser else []
+            else:
+                boxes = [b for b in boxes if b.recipient == accuser]
+        except RemoteProtocolError:
+            return None  # a malformed envelope: every node blamed that on its own
+        if not boxes:
+            return False
+        if sealer not in hand.disclosed or hand.joint is None or not hand.final:
+            return None
+        opened = {(t, e.sender, e.recipient): e.share for t, e in hand.disclosed[sealer]}
+        for box in boxes:
+            plain = opened.get((box.token, box.sender, box.recipient))
+            if plain is None or not (0 <= box.token < len(hand.final)
+                                     and 0 <= box.sender < len(hand.holders)):
+                return True
+            ctx = RevealContext(hand.ctx, box.token, box.sender, box.recipient)
+            try:
+                check_disclosed_share(ctx, plain, box.digest, hand.joint.share_of(box.sender),
+                                      hand.final[box.token], sealer=sealer)
+            except RemoteProtocolError:
+                return True
+        return None
+
+    def _check(self, accuser: int, acc: msg.Accusation) -> bool | str | None:
+        """Is ``acc`` proven (True), provably false (False), or not decidable from what
+        this node holds (None), or :data:`_PENDING` (an envelope I have not checked yet:
+        wait)? Never trusts the accuser: only the evidence and this
+        node's own checks of the same envelopes count."""
+        hand = self.hand
+        assert hand is not None
+        if acc.accused >= len(self.members) or acc.accused not in hand.holders:
+            return False
+        member = self.member_of[acc.accused]
+        accused = self.members[member]
+        if acc.kind == FaultKind.EQUIVOCATION.value:
+            try:
+                author = Equivocation.from_bytes(acc.evidence).verify(
+                    table=self.config.table_id, members=self.members)
+            except RemoteProtocolError:
+                return False
+            return author == accused
+        try:
+            env = decode(acc.evidence, table=self.config.table_id, members=self.members,
+                         kinds=None)
+        except RemoteProtocolError:
+            return False
+        if env.author != accused:
+            return False
+        held = self.transcript.get(accused, env.seq)
+        if held is None:
+            return None
+        if held.id != env.id:
+            return True  # it signed two envelopes for one slot
+        if acc.kind in _SEALED and env.kind in (msg.DEAL, msg.FORWARD):
+            return self._dispute(accuser, acc, env)
+        if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
+               for f in self.faults):
+            return True
+        if acc.kind in (FaultKind.AUDIT.value, FaultKind.FALSE_FACT.value):
+            # Every reveal is in the chains (the accuser audited): my audit will come.
+            return False if hand.audited else _PENDING
+        if acc.kind in _PUBLIC_CHECKS and env.kind not in (msg.DEAL, msg.FORWARD):
+            # A check every node makes when it consumes the envelope: wait until I have.
+            return False if self._consumed[member] >= env.seq else _PENDING
+        return None
+
+    def _verdict(self) -> None:
+        """Void the hand once every key holder has accused (or is proven at fault)."""
+        hand = self.hand
+        view = self.view
+        if hand is None or hand.number in self._voided:
+            return
+        self._scan(hand)
+        if not hand.voiding:
+            return
+        checked = [(hand.holders[k], acc, self._check(hand.holders[k], acc))
+                   for k in sorted(hand.accuses) for acc in hand.accuses[k]]
+        if any(ok == _PENDING for _, _, ok in checked):
+            return
+        verdicts = [(by, acc, ok) for by, acc, ok in checked if not isinstance(ok, str)]
+        blamed = {acc.accused for _, acc, ok in verdicts if ok} | {
+            by for by, _, ok in verdicts if ok is False}
+        forked = {f.seat for f in self.faults
+                  if f.hand == hand.number and f.kind == FaultKind.EQUIVOCATION}
+        blamed |= hand.timed_out
+        if not all(k in hand.accuses or hand.holders[k] in blamed | forked
+                   for k in range(len(hand.holders))):
+            return
+        assert view is not None
+        names = self.names
+        self._voided.add(hand.number)
+        assert hand.snapshot is not None
+        view.game.restore(hand.snapshot)
+        view.false_fact = None
+        for seat in sorted(blamed):
+            view.game.expel(seat)
+            self._expelled.add(seat)
+        game = view.game
+        verdict_text = {True: "proven", False: "false", None: "unproven"}
+        told: list[dict[str, object]] = [
+            {"accused": names[acc.accused], "by": names[by], "kind": acc.kind,
+             "reason": acc.reason, "verdict": verdict_text[ok]} for by, acc, ok in verdicts]
+        told += [{"accused": names[s], "by": None, "kind": "timeout",
+                  "reason": "every other key holder voted its time out", "verdict": "agreed"}
+                 for s in sorted(hand.timed_out)]
+        self.outcomes.append(HandOutcome(
+            hand=hand.number, died=[], pot=game.pot,
+            chips={names[s]: c for s, c in enumerate(game.chips)}, checkpoint="",
+            agreed_by=[], holders=[names[s] for s in sorted(hand.holders)], voided=True,
+            accusations=told,
+            eliminated=[names[s] for s in sorted(blamed)]))
+        self._next_hand()
 
     def _commit(self) -> None:
         hand = self.hand
@@ -876,14 +1242,14 @@ class TableNode:
         stage = self.stage
         if stage == Stage.COMMIT:
             if self._once("commit"):
-                nonce = self._secret("genesis-nonce")[:32]
+                nonce = self.genesis_nonce
                 self._emit(out, msg.COMMIT, {"commit": canonical.b64encode(
                     hash32("genesis-commit", nonce)), "hand": 0})
                 return True
             return False
         if stage == Stage.NONCE:
             if self._once("nonce"):
-                nonce = self._secret("genesis-nonce")[:32]
+                nonce = self.genesis_nonce
                 self._emit(out, msg.NONCE, {"hand": 0, "nonce": canonical.b64encode(nonce)})
                 return True
             return False
@@ -897,6 +1263,21 @@ class TableNode:
         if hand is None or stage == Stage.DONE:
             return False
         n = hand.number
+        if hand.to_answer and hand.me is not None:
+            awaited = hand.to_answer.pop(0)
+            hand.answered.add(awaited)
+            seat, st, at = awaited
+            self._emit(out, msg.SEEN, {"at": at, "hand": n, "seat": seat, "stage": st})
+            member = self.members[self.member_of[seat]]
+            out += [Send(env.wire) for env in self.transcript.chain(member)
+                    if env.body.get("hand") == n]
+            return True
+        if hand.voiding:
+            if hand.me is None or not self._once("accuse", n):
+                return False
+            self._emit(out, msg.ACCUSE, {"accusations": [a.to_json() for a in hand.mine],
+                                         "disclosed": self._disclosures(hand), "hand": n})
+            return True
         if stage == Stage.PLAY:
             return self._play(out, hand)
         if hand.me is None or not self._once(stage, n):
@@ -918,7 +1299,8 @@ class TableNode:
             self._witnesses[n] = witness
             self._emit(out, msg.SHUFFLE, {"commit": canonical.b64encode(step.commitment),
                                           "deck": canonical.b64encode(encode_deck(step.deck)),
-                                          "hand": n})
+                                          "hand": n,
+                                          "input": canonical.b64encode(deck_digest(prev))})
         elif stage == Stage.DEAL:
             boxes = [self._box(hand, j, hand.holders[j], f"deal-{j}").to_json()
                      for j in range(len(hand.holders)) if j != hand.me]
@@ -959,6 +1341,7 @@ class TableNode:
     def _box(self, hand: _Hand, token: int, to: int, purpose: str) -> msg.BoxEntry:
         share = self._share(hand, token, to, purpose)
         delivery = self.config.members[self.member_of[to]].delivery
+        hand.plain[(token, share.context.sender, share.context.recipient, to)] = share.to_bytes()
         box, digest = seal_share(share, delivery, self._rng("seal-" + purpose, hand.number,
                                                             token, to))
         return msg.BoxEntry(token, share.context.sender, to, box, digest)
@@ -986,6 +1369,8 @@ class TableNode:
             boxes = []
             for share in self._holdings(hand, token, to):
                 delivery = self.config.members[self.member_of[to]].delivery
+                hand.plain[(token, share.context.sender, share.context.recipient, to)] = (
+                    share.to_bytes())
                 box, digest = seal_share(share, delivery, self._rng(
                     "seal-forward", n, token, to, share.context.sender))
                 boxes.append(msg.BoxEntry(token, share.context.sender, share.context.recipient,
@@ -1068,6 +1453,12 @@ def _u(value: int) -> bytes:
 
 
 _AUTHOR: Final = -1
+_PENDING: Final = "pending"
+_VOID: Final = 10  # the step "collecting accusations" (after every Stage)
+_SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
+_PUBLIC_CHECKS: Final = frozenset(k.value for k in (
+    FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
+    FaultKind.FALSE_SHOW))
 _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 
 

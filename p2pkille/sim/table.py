@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.engine.view import Decider
-from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.config import Member, TableConfig, genesis
 from p2pkille.runtime.node import HandOutcome, TableNode, Timing
+from p2pkille.sim.byzantine import make_byzantine
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork, StopReason
 from protocol.domain import hash32
@@ -38,20 +39,29 @@ class TableRun:
     bytes: int
     virtual_s: float
     extra: dict[str, object] = field(default_factory=dict)
+    byzantine: frozenset[int] = frozenset()
+    """Indices (in ``nodes``) of the misbehaving peers."""
+
+    @property
+    def honest(self) -> list[TableNode]:
+        return [n for i, n in enumerate(self.nodes) if i not in self.byzantine]
 
     @property
     def honest_agree(self) -> bool:
-        """Every node committed the same checkpoints, each signed by all its key holders,
-        and the run ended because the nodes finished (not at the time limit)."""
-        if self.stop is not StopReason.STOPPED:
+        """Every honest node has the same hands (checkpoints, voids, eliminations, chips),
+        each committed one signed by all its key holders, and the run ended because the
+        honest nodes finished (not at the time limit)."""
+        honest = self.honest
+        if self.stop is not StopReason.STOPPED or not honest:
             return False
-        first = [o.checkpoint for o in self.nodes[0].outcomes]
-        return all([o.checkpoint for o in n.outcomes] == first for n in self.nodes) and all(
-            o.agreed_by == o.holders and not o.voided for n in self.nodes for o in n.outcomes)
+        first = [o.to_json() for o in honest[0].outcomes]
+        return all([o.to_json() for o in n.outcomes] == first for n in honest) and all(
+            o.voided or o.agreed_by == o.holders for n in honest for o in n.outcomes)
 
     def document(self) -> dict[str, object]:
-        """The ``p2pkille sim --json`` document, from the first node's view."""
-        node = self.nodes[0]
+        """The ``p2pkille sim --json`` document, from the first honest node's view."""
+        honest = self.honest
+        node = honest[0] if honest else self.nodes[0]
         view = node.view
         winner = None
         if view is not None and view.game.winner is not None:
@@ -68,9 +78,21 @@ class TableRun:
 class SimTable:
     """N nodes on one simulated network."""
 
-    def __init__(self, nodes: list[TableNode], network: SimNetwork) -> None:
+    def __init__(self, nodes: list[TableNode], network: SimNetwork,
+                 byzantine: frozenset[int] = frozenset()) -> None:
         self.nodes = nodes
         self.network = network
+        self.byzantine = byzantine
+
+    def seats(self) -> list[int]:
+        """Node index per seat, known before the start: the genesis is computed from
+        the nonces every node will commit to."""
+        config = self.nodes[0].config
+        start = genesis(config, [n.genesis_nonce for n in
+                                 sorted(self.nodes, key=lambda n: n.identity.public.raw)])
+        by_member = sorted(range(len(self.nodes)),
+                           key=lambda i: self.nodes[i].identity.public.raw)
+        return [by_member[member] for member in start.seats]
 
     def run(self, *, until: float = 36000.0, max_hands: int | None = None,
             on_hand: Callable[[HandOutcome], None] | None = None) -> TableRun:
@@ -78,16 +100,17 @@ class SimTable:
         the virtual clock reaches ``until``. ``on_hand`` sees each hand the first node
         commits."""
         reported = 0
+        honest = [n for i, n in enumerate(self.nodes) if i not in self.byzantine]
 
         def finished(_: SimNetwork) -> bool:
             nonlocal reported
-            outcomes = self.nodes[0].outcomes
+            outcomes = honest[0].outcomes
             while on_hand is not None and reported < len(outcomes):
                 on_hand(outcomes[reported])
                 reported += 1
-            if max_hands is not None and all(len(n.outcomes) >= max_hands for n in self.nodes):
+            if max_hands is not None and all(len(n.outcomes) >= max_hands for n in honest):
                 return True
-            return all(n.done for n in self.nodes)
+            return all(n.done for n in honest)
 
         counters.reset()
         start = time.perf_counter()
@@ -97,7 +120,7 @@ class SimTable:
             nodes=self.nodes, stop=stop, wall_s=wall, scalar_mults=counters.scalar_mults,
             envelopes=sum(n.sent_envelopes for n in self.nodes),
             bytes=sum(n.sent_bytes for n in self.nodes),
-            virtual_s=self.network.now,
+            virtual_s=self.network.now, byzantine=self.byzantine,
         )
 
 
@@ -108,8 +131,12 @@ def _seed(seed: int, *parts: str) -> bytes:
 def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake: int = 1,
                 chips: int = 10, overrides: Mapping[str, object] | None = None,
                 faults: Faults | None = None, deciders: DeciderFactory | None = None,
-                timing: Timing | None = None) -> SimTable:
-    """Peers named ``n1``..``nN`` (transport names; seats come from the genesis)."""
+                timing: Timing | None = None, timings: Mapping[int, Timing] | None = None,
+                byzantine: Mapping[int, str] | None = None) -> SimTable:
+    """Peers named ``n1``..``nN`` (transport names; seats come from the genesis).
+    ``timings`` overrides ``timing`` per node index (skewed clocks); ``byzantine`` maps
+    a SEAT (0-based, as in ``P1``..``PN``) to a behaviour of
+    :data:`p2pkille.sim.byzantine.BEHAVIOURS`."""
     identities = [Identity.from_seed(_seed(seed, "identity", str(i))) for i in range(peers)]
     delivery = [DeliveryKeyPair.from_private(_seed(seed, "delivery", str(i)))
                 for i in range(peers)]
@@ -120,9 +147,16 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
     )
     make = deciders or (lambda _i: ThresholdBot())
     nodes = [TableNode(f"n{i + 1}", identities[i], delivery[i], config, make(i),
-                       _seed(seed, "secret", str(i)), timing or Timing())
+                       _seed(seed, "secret", str(i)),
+                       (timings or {}).get(i, timing or Timing()))
              for i in range(peers)]
     network = SimNetwork(seed, faults or Faults())
+    table = SimTable(nodes, network)
+    if byzantine:
+        seats = table.seats()
+        for seat, behaviour in byzantine.items():
+            make_byzantine(nodes[seats[seat]], behaviour)
+        table.byzantine = frozenset(seats[seat] for seat in byzantine)
     for node in nodes:
         network.add(node)
-    return SimTable(nodes, network)
+    return table

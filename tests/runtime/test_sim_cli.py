@@ -28,7 +28,7 @@ def test_json_document_has_the_issue_shape(capsys: pytest.CaptureFixture[str]) -
     assert doc["stats"]["scalar_mults"] > 0
     hand = doc["hands"][0]
     assert set(hand) == {"hand", "died", "pot", "chips", "checkpoint", "agreed_by", "voided",
-                         "accusations"}
+                         "accusations", "eliminated"}
     assert hand["hand"] == 1
     assert len(bytes.fromhex(hand["checkpoint"])) == 32
     assert hand["agreed_by"] == ["P1", "P2", "P3"]
@@ -70,3 +70,26 @@ def test_bad_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str],
     assert status == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1
+
+
+def test_byzantine_seat_is_voided_and_blamed(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(capsys, "--peers", "4", "--hands", "2", "--seed", "5",
+                            "--byzantine", "P3:bad-shuffle", "--json")
+    assert status == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    assert doc["honest_agree"] is True
+    first = doc["hands"][0]
+    assert first["voided"] is True
+    assert first["eliminated"] == ["P3"]
+    assert {(a["accused"], a["verdict"]) for a in first["accusations"]} == {("P3", "proven")}
+    assert all({"accused", "by", "reason"} <= set(a) for a in first["accusations"])
+    assert doc["hands"][1]["voided"] is False
+    assert "P3" not in doc["hands"][1]["agreed_by"]
+
+
+@pytest.mark.parametrize("spec", ["P9:garbage", "P1:nice", "X:garbage", "P1"])
+def test_bad_byzantine_specs_are_refused(capsys: pytest.CaptureFixture[str], spec: str) -> None:
+    status, out, err = _run(capsys, "--peers", "3", "--byzantine", spec)
+    assert status == 2
+    assert out == ""
+    assert "--byzantine" in err

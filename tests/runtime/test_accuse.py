@@ -1,0 +1,140 @@
+"""Accusations checked by every node itself: false ones blame the accuser, sealed-share
+disputes are settled by disclosure, and the verdict does not depend on arrival order."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.io import Output
+from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.sim.faults import Faults
+from p2pkille.sim.network import SimNetwork
+from p2pkille.sim.table import SimTable, build_table
+from protocol import canonical
+from protocol.errors import RemoteProtocolError
+
+
+class _Accuser(TableNode):
+    """Accuses the next key holder once it is in play, with ``evidence_of`` as evidence."""
+
+    kind = FaultKind.BAD_SEAL
+    evidence_kind = msg.DEAL
+    someone_else = False
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.me is not None and self.stage == Stage.PLAY
+                and hand.number == 1 and self._once("accuse", 1)):
+            victim = hand.holders[(hand.me + 1) % len(hand.holders)]
+            author = hand.holders[(hand.me + 2) % len(hand.holders)] if (
+                self.someone_else) else victim
+            chain = self.transcript.chain(self.members[self.member_of[author]])
+            evidence = next(e for e in chain if e.kind == self.evidence_kind
+                            and e.body.get("hand") == 1)
+            accusation = msg.Accusation(victim, self.kind.value, "made up", evidence.wire)
+            self._emit(out, msg.ACCUSE, {"accusations": [accusation.to_json()],
+                                         "disclosed": [], "hand": 1})
+            return True
+        return super()._act(out)
+
+
+class _SealAccuser(_Accuser):
+    pass
+
+
+class _ForgedEvidence(_Accuser):
+    kind = FaultKind.ILLEGAL_ACT
+    evidence_kind = msg.KEY
+    someone_else = True
+
+
+def _with(cls: type[TableNode], seed: int = 3, faults: Faults | None = None) -> SimTable:
+    table = build_table(4, seed=seed, chips=4, faults=faults)
+    index = table.seats()[1]
+    table.nodes[index].__class__ = cls
+    table.byzantine = frozenset({index})
+    return table
+
+
+def test_a_sealed_share_dispute_is_settled_by_disclosure() -> None:
+    run = _with(_SealAccuser).run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == []  # the accused disclosed a valid share: nobody proven
+    assert [(a["by"], a["kind"], a["verdict"]) for a in first.accusations] == [
+        ("P2", "bad-seal", "unproven")]
+    accused = next(n for n in run.nodes if n.my_seat == 2)
+    accuse = next(e for e in accused.transcript.chain(accused.identity.public)
+                  if e.kind == msg.ACCUSE)
+    assert msg.get_disclosed(accuse.body, accuse.wire), "the accused disclosed its share"
+    assert not any(o.voided for o in run.honest[0].outcomes[1:])
+
+
+def test_evidence_signed_by_someone_else_blames_the_accuser() -> None:
+    run = _with(_ForgedEvidence).run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.eliminated == ["P2"]
+    assert [a["verdict"] for a in first.accusations if a["by"] == "P2"] == ["false"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_verdict_does_not_depend_on_arrival_order(seed: int) -> None:
+    faults = Faults(drop=0.1, dup=0.1, reorder=0.3, delay=0.01, jitter=0.05)
+    verdicts = set()
+    for net_seed in (seed, seed + 100):
+        table = build_table(4, seed=5, chips=4, byzantine={1: "bad-shuffle"})
+        # The same table on another network schedule: other drops, copies and order.
+        table.network = SimNetwork(net_seed, faults)
+        for node in table.nodes:
+            table.network.add(node)
+        run = table.run(until=3600.0, max_hands=2)
+        assert run.honest_agree
+        first = run.honest[0].outcomes[0]
+        verdicts.add((first.voided, tuple(first.eliminated)))
+    assert verdicts == {(True, ("P2",))}
+
+
+def test_accuse_bodies_parse_or_raise_the_remote_kind() -> None:
+    good = msg.Accusation(1, "bad-key", "why", b"x" * 10).to_json()
+    body: dict[str, object] = {"accusations": [good], "disclosed": [], "hand": 1}
+    assert msg.get_accusations(body, b"") == [msg.Accusation(1, "bad-key", "why", b"x" * 10)]
+    for bad in ({**good, "reason": "line\nbreak"}, {**good, "kind": "BAD"},
+                {**good, "accused": 99}, {**good, "evidence": ""}, {"accused": 1}):
+        with pytest.raises(RemoteProtocolError):
+            msg.get_accusations({"accusations": [bad]}, b"")
+    with pytest.raises(RemoteProtocolError):
+        msg.get_disclosed({"disclosed": [{"by": 0, "for": None, "share": "AA", "token": 0}]},
+                          b"")
+    assert canonical.encode(body)
+
+
+class _WrongInput(TableNode):
+    """Claims to have shuffled another deck than the previous step's."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.SHUFFLE:
+            body = {**body, "input": canonical.b64encode(bytes(32))}
+        super()._emit(out, kind, body)
+
+
+def test_a_shuffle_of_another_input_deck_blames_nobody_for_the_fork() -> None:
+    table = build_table(4, seed=3, chips=4)
+    order = table.seats()
+    index = order[1]
+    table.nodes[index].__class__ = _WrongInput
+    table.byzantine = frozenset({index})
+    run = table.run(until=3600.0, max_hands=1)
+    for node in run.honest:
+        fork = [f for f in node.faults if f.kind is FaultKind.EQUIVOCATION]
+        assert fork, "the input mismatch is seen"
+        assert all(f.seat is None for f in fork), "never blamed on the later shuffler"
+    # The step is never taken: the table waits for a valid one, and in the end times
+    # the seat out by agreement (it never shuffles the deck everyone holds).
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert [a["kind"] for a in first.accusations] == ["timeout"]
+    assert run.honest_agree

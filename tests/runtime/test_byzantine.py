@@ -1,0 +1,133 @@
+"""The misbehaving peers of ``p2pkille/sim/byzantine.py``: each is detected, blamed on
+the right seat with evidence a third party can check, honest players lose nothing
+(a voided hand gives back the last checkpoint's chips) and the game goes on to a
+winner. ``replay`` and ``garbage`` need no accusation and change nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.node import TableNode
+from p2pkille.sim.byzantine import BEHAVIOURS
+from p2pkille.sim.table import TableRun, build_table
+from protocol.envelope import decode
+from protocol.transcript import Equivocation
+from tests.runtime.bots import Restless
+from tests.runtime.helpers import node_results
+
+CHEATER = 1  # seat P2
+
+
+def _play(behaviour: str, *, seed: int = 5, peers: int = 4, hands: int | None = None,
+          restless: bool = False) -> TableRun:
+    table = build_table(peers, seed=seed, chips=4, byzantine={CHEATER: behaviour},
+                        deciders=(lambda _i: Restless()) if restless else None)
+    return table.run(until=600.0, max_hands=hands)
+
+
+def _cheater(run: TableRun) -> TableNode:
+    (index,) = run.byzantine
+    return run.nodes[index]
+
+
+def _check_blamed(run: TableRun, kind: FaultKind) -> None:
+    """The first hand is voided with the cheater eliminated, at every honest node; the
+    evidence convicts the cheater's key; nothing honest is lost; a winner comes."""
+    assert run.honest_agree
+    cheater = _cheater(run)
+    name = cheater.names[CHEATER]
+    assert cheater.my_seat == CHEATER
+    for node in run.honest:
+        voided = [o for o in node.outcomes if o.voided]
+        assert len(voided) == 1, [o.to_json() for o in node.outcomes]
+        first = voided[0]
+        assert first.eliminated == [name]
+        assert any(a["accused"] == name and a["verdict"] == "proven"
+                   for a in first.accusations), first.accusations
+        before = node.outcomes[node.outcomes.index(first) - 1].chips if (
+            node.outcomes.index(first)) else dict.fromkeys(node.names, 4 - 1)
+        assert first.chips == before, "a void gives back the last checkpoint's chips"
+        own = [f for f in node.faults if f.seat == CHEATER]
+        if own:  # every honest node that found it itself holds checkable evidence
+            assert own[0].kind is kind
+            _verify_evidence(node, cheater, own[0].kind, own[0].evidence)
+        view = node.view
+        assert view is not None
+        assert view.game.over
+        assert view.game.winner is not None
+        assert view.game.winner != CHEATER
+        assert not view.game.in_game[CHEATER]
+
+
+def _verify_evidence(node: TableNode, cheater: TableNode, kind: FaultKind,
+                     evidence: bytes) -> None:
+    """A third party with only the table id and member keys checks who signed it."""
+    if kind is FaultKind.EQUIVOCATION:
+        author = Equivocation.from_bytes(evidence).verify(table=node.config.table_id,
+                                                          members=node.members)
+    else:
+        author = decode(evidence, table=node.config.table_id, members=node.members,
+                        kinds=None).author
+    assert author == cheater.identity.public
+
+
+@pytest.mark.parametrize(("behaviour", "kind"), [
+    ("equivocate", FaultKind.EQUIVOCATION),
+    ("bad-shuffle", FaultKind.AUDIT),
+    ("wrong-share", FaultKind.BAD_SHARE),
+    ("out-of-turn", FaultKind.ILLEGAL_ACT),
+])
+def test_a_cheat_is_blamed_and_the_game_goes_on(behaviour: str, kind: FaultKind) -> None:
+    _check_blamed(_play(behaviour), kind)
+
+
+def test_a_false_answer_is_found_and_blamed() -> None:
+    for seed in range(1, 30):
+        run = _play("false-answer", seed=seed, restless=True, hands=3)
+        if any(o.voided for o in run.honest[0].outcomes):
+            assert run.honest_agree
+            voided = next(o for o in run.honest[0].outcomes if o.voided)
+            assert voided.eliminated == ["P2"]
+            assert {a["kind"] for a in voided.accusations} == {"false-fact"}
+            return
+    pytest.fail("no seed let the liar answer falsely")
+
+
+def test_a_false_accusation_blames_the_accuser() -> None:
+    run = _play("false-accuse")
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == ["P2"]
+    assert [(a["by"], a["verdict"]) for a in first.accusations if a["by"] == "P2"] == [
+        ("P2", "false")]
+    # The accused seat was not harmed: it plays on.
+    accused = next(a["accused"] for a in first.accusations if a["by"] == "P2")
+    view = run.honest[0].view
+    assert view is not None
+    assert view.game.in_game[run.honest[0].names.index(str(accused))] or view.game.over
+
+
+@pytest.mark.parametrize("behaviour", ["replay", "garbage"])
+def test_noise_changes_nothing(behaviour: str) -> None:
+    clean = build_table(4, seed=5, chips=4)
+    clean.run(until=600.0)
+    run = _play(behaviour)
+    assert run.honest_agree
+    for node in run.honest:
+        assert node.faults == []
+        assert not any(o.voided for o in node.outcomes)
+        assert node_results(node) == node_results(clean.nodes[0])
+    if behaviour == "garbage":
+        assert sum(n.dropped for n in run.honest) > 0
+    else:
+        assert sum(n.transcript.duplicates for n in run.honest) > 0
+
+
+def test_every_behaviour_has_a_name_and_a_bad_name_is_refused() -> None:
+    assert set(BEHAVIOURS) == {"equivocate", "bad-shuffle", "wrong-share", "false-answer",
+                               "withhold", "replay", "out-of-turn", "garbage",
+                               "false-accuse"}
+    with pytest.raises(ValueError, match="unknown behaviour"):
+        build_table(3, byzantine={0: "nice"})
