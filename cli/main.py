@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "selfplay",
     "sim",
+    "verify",
 )
 
 

@@ -1,0 +1,193 @@
+"""The peer runtime per hand: ``python -m bench.runtime [--peers 3,5,9,15,20] [--hands H]``.
+
+For each table size, N bot peers play in one process over the simulated network
+(no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). After the genesis,
+each hand from its first key share to the last node committing its checkpoint is
+timed: wall and CPU time, scalar multiplications (base and variable), envelopes
+and bytes sent. The floor is the time those multiplications alone take, measured
+in the same process right after the hand with the raw rbcl calls (the group
+wrapper's checks count as our overhead); ``wall/floor`` is everything else.
+
+The critical path is for separate machines: the multiplications that must happen
+one after another, counted per phase from each node's own work (every node's
+production and consumption of each envelope kind is metered):
+
+- ``keys``, ``deal``: every holder makes its part at once, then checks the others'
+  in parallel: max over nodes of production + max over nodes of consumption;
+- ``shuffle``: the chain is sequential across holders: the sum of every holder's
+  production + the max consumption;
+- ``play``: turns are sequential: the sum of all production + max consumption (an
+  upper bound: draws and shows are made in parallel);
+- ``audit``: every node recomputes the hand on its own: max over nodes (reveals'
+  consumption, which runs the audit);
+- ``checkpoint``: signatures only, no group multiplications.
+
+Prints a table; no asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import rbcl
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.node import TableNode
+from p2pkille.sim.table import SimTable, build_table
+from protocol.group import counters
+
+PHASES: Final = ("keys", "shuffle", "deal", "play", "audit", "checkpoint")
+PHASE_OF: Final = {
+    msg.KEY: "keys", msg.SHUFFLE: "shuffle", msg.DEAL: "deal", msg.ACT: "play",
+    msg.ANSWER: "play", msg.DISCLOSE: "play", msg.FORWARD: "play", msg.DRAW: "play",
+    msg.SHOW: "play", msg.REVEAL: "audit", msg.CHECKPOINT: "checkpoint",
+}
+SEQUENTIAL: Final = frozenset({"shuffle", "play"})
+
+
+@dataclass
+class Meter:
+    """Scalar multiplications a node spends producing and consuming each phase."""
+
+    made: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    used: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def _instrument(node: TableNode, meter: Meter) -> None:
+    """Meter the node's ``_act`` and ``_consume`` (instance attributes; the class is
+    untouched)."""
+    act: Callable[..., bool] = node._act
+    consume: Callable[..., None] = node._consume
+    emit: Callable[..., None] = node._emit
+    emitted: list[str] = []
+
+    def metered_emit(out: Any, kind: str, body: Any) -> None:
+        emitted.append(kind)
+        emit(out, kind, body)
+
+    def metered_act(out: Any) -> bool:
+        before = counters.scalar_mults
+        emitted.clear()
+        result = act(out)
+        spent = counters.scalar_mults - before
+        if spent:
+            phase = PHASE_OF.get(emitted[0], "play") if emitted else "play"
+            meter.made[phase] += spent
+        return result
+
+    def metered_consume(m: int, env: Any) -> None:
+        before = counters.scalar_mults
+        consume(m, env)
+        meter.used[PHASE_OF.get(env.kind, "keys")] += counters.scalar_mults - before
+
+    node._emit = metered_emit  # type: ignore[method-assign]
+    node._act = metered_act  # type: ignore[method-assign]
+    node._consume = metered_consume  # type: ignore[method-assign]
+
+
+def op_costs(samples: int = 200, rounds: int = 5) -> tuple[float, float]:
+    """Seconds per base and per variable-base multiplication, raw rbcl: the best of
+    ``rounds`` (the machine is shared; the fastest round is the operation's own cost)."""
+    scalar = bytes([7] * 31 + [0])
+    point = rbcl.crypto_scalarmult_ristretto255_base(scalar)
+    base = var = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(samples):
+            rbcl.crypto_scalarmult_ristretto255_base(scalar)
+        base = min(base, (time.perf_counter() - start) / samples)
+        start = time.perf_counter()
+        for _ in range(samples):
+            rbcl.crypto_scalarmult_ristretto255(scalar, point)
+        var = min(var, (time.perf_counter() - start) / samples)
+    return base, var
+
+
+@dataclass
+class HandFigures:
+    peers: int
+    hand: int
+    wall: float
+    cpu: float
+    base: int
+    var: int
+    envelopes: int
+    bytes: int
+    floor: float
+    critical: dict[str, int]
+
+
+def _critical(meters: list[Meter]) -> dict[str, int]:
+    out = {}
+    for phase in PHASES:
+        made = [m.made.get(phase, 0) for m in meters]
+        used = max(m.used.get(phase, 0) for m in meters)
+        out[phase] = (sum(made) if phase in SEQUENTIAL else max(made)) + used
+    return out
+
+
+def bench_table(peers: int, hands: int, seed: int) -> list[HandFigures]:
+    ruleset = "wikipedia" if peers <= 15 else "enkortskille"
+    table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000)
+    nodes = table.nodes
+    net = table.network
+    net.run(stop=lambda _: all(n.hand is not None for n in nodes))
+    out = []
+    for k in range(1, hands + 1):
+        meters = [Meter() for _ in nodes]
+        for node, meter in zip(nodes, meters, strict=True):
+            _instrument(node, meter)
+        counters.reset()
+        sent = sum(n.sent_envelopes for n in nodes), sum(n.sent_bytes for n in nodes)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        def committed(_: object, k: int = k) -> bool:
+            return all(len(n.outcomes) >= k or n.done for n in nodes)
+
+        net.run(stop=committed)
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        base, var = counters.base_mults, counters.var_mults
+        for node in nodes:  # drop the instance wrappers before the next hand meters anew
+            for name in ("_emit", "_act", "_consume"):
+                vars(node).pop(name, None)
+        t_base, t_var = op_costs()
+        out.append(HandFigures(
+            peers, k, wall, cpu, base, var,
+            sum(n.sent_envelopes for n in nodes) - sent[0],
+            sum(n.sent_bytes for n in nodes) - sent[1],
+            base * t_base + var * t_var, _critical(meters)))
+        if any(n.done for n in nodes):
+            break
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--peers", default="3,5,9,15,20")
+    parser.add_argument("--hands", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    t_base, t_var = op_costs(1000)
+    print(f"raw rbcl: base mult {t_base * 1e6:.1f} us, variable mult {t_var * 1e6:.1f} us")
+    head = (f"{'peers':>5} {'hand':>4} {'wall s':>7} {'cpu s':>7} {'base':>6} {'var':>6} "
+            f"{'env':>5} {'kbytes':>7} {'floor s':>7} {'w/floor':>7} {'c/floor':>7} | critical "
+            "path mults: "
+            + " ".join(f"{p}" for p in PHASES) + " = total (time)")
+    print(head)
+    for peers in (int(p) for p in args.peers.split(",")):
+        for f in bench_table(peers, args.hands, args.seed):
+            crit = " ".join(f"{f.critical[p]}" for p in PHASES)
+            total = sum(f.critical.values())
+            print(f"{f.peers:>5} {f.hand:>4} {f.wall:7.3f} {f.cpu:7.3f} {f.base:6d} {f.var:6d} "
+                  f"{f.envelopes:5d} {f.bytes / 1000:7.1f} {f.floor:7.3f} "
+                  f"{f.wall / f.floor if f.floor else 0:7.2f} "
+                  f"{f.cpu / f.floor if f.floor else 0:7.2f} | {crit} = {total} "
+                  f"(<= {total * t_var:.3f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

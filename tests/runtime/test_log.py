@@ -1,0 +1,252 @@
+"""The local log: format, torn tails, corruption, and crash/restart in the simulator."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from p2pkille.bots.threshold import ThresholdBot
+from p2pkille.runtime.log import (
+    MAGIC,
+    LogCorrupt,
+    LogError,
+    LoggedNode,
+    load_log,
+    restart_from_log,
+)
+from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.sim.network import SimNetwork
+from p2pkille.sim.table import SimTable, build_table
+from protocol import canonical
+
+
+def logged_table(tmp: Path, peers: int, seed: int, **kwargs: object) -> tuple[
+        SimTable, list[LoggedNode]]:
+    """``build_table`` with every node wrapped in a LoggedNode on a fresh network."""
+    plain = build_table(peers, seed=seed, **kwargs)  # type: ignore[arg-type]
+    network = SimNetwork(seed, plain.network.faults)
+    logged = [LoggedNode(n, tmp / f"{n.name}.log", durable=False) for n in plain.nodes]
+    for node in logged:
+        network.add(node)
+    return SimTable(list(plain.nodes), network), logged
+
+
+def _checkpoints(node: TableNode) -> list[str]:
+    return [o.checkpoint for o in node.outcomes]
+
+
+def test_the_log_holds_every_accepted_envelope_in_order_and_the_keys(tmp_path: Path) -> None:
+    table, logged = logged_table(tmp_path, 3, seed=5)
+    run = table.run(max_hands=1)
+    assert run.honest_agree
+    for wrapper in logged:
+        wrapper.close()
+        node = wrapper.node
+        assert stat.S_IMODE(os.stat(wrapper.path).st_mode) == 0o600
+        loaded = load_log(wrapper.path)
+        assert loaded.envelopes == tuple(e.wire for e in node.transcript.accepted)
+        assert loaded.config == node.config
+        assert loaded.identity.public == node.identity.public
+        assert loaded.delivery.private == node.delivery.private
+        assert loaded.name == node.name
+        assert loaded.torn == 0
+        assert Path(wrapper.path).read_bytes().startswith(MAGIC)
+
+
+def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
+    table = build_table(3, seed=5)
+    LoggedNode(table.nodes[0], tmp_path / "a.log", durable=False).close()
+    with pytest.raises(FileExistsError):
+        LoggedNode(table.nodes[0], tmp_path / "a.log", durable=False)
+
+
+def test_fsync_runs_at_checkpoints_and_decisions(tmp_path: Path) -> None:
+    plain = build_table(3, seed=5)
+    network = SimNetwork(5)
+    logged = [LoggedNode(n, tmp_path / f"{n.name}.log") for n in plain.nodes]
+    for node in logged:
+        network.add(node)
+    SimTable(list(plain.nodes), network).run(max_hands=1)
+    for wrapper in logged:
+        # creation, then at least the one checkpoint of hand 1
+        assert wrapper.syncs >= 2
+        assert wrapper.syncs < wrapper.records
+
+
+def _one_log(tmp_path: Path) -> Path:
+    table, logged = logged_table(tmp_path, 3, seed=5)
+    table.run(max_hands=1)
+    for wrapper in logged:
+        wrapper.close()
+    return Path(logged[0].path)
+
+
+def test_a_torn_tail_is_dropped_and_appending_resumes_after_the_good_part(
+        tmp_path: Path) -> None:
+    path = _one_log(tmp_path)
+    full = load_log(path)
+    data = path.read_bytes()
+    for cut in (1, 5, 9, 30):
+        path.write_bytes(data[:-cut])
+        loaded = load_log(path)
+        assert loaded.envelopes == full.envelopes[:-1]
+        assert loaded.torn > 0
+        assert loaded.size + loaded.torn == len(data) - cut
+    # A tail of zeros (a file extended but never written) is torn too.
+    path.write_bytes(data + bytes(100))
+    assert load_log(path).envelopes == full.envelopes
+    # Reopening truncates the torn tail, so new records follow the last good one.
+    path.write_bytes(data[:-5])
+    wrapper = restart_from_log(path, ThresholdBot(), durable=False)
+    wrapper.close()
+    assert path.stat().st_size == len(data) - len(full.envelopes[-1]) - 13
+    assert load_log(path).torn == 0
+
+
+def test_corruption_is_a_clear_error(tmp_path: Path) -> None:
+    path = _one_log(tmp_path)
+    data = path.read_bytes()
+    middle = data.index(load_log(path).envelopes[3])
+    flipped = bytearray(data)
+    flipped[middle + 10] ^= 1
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(LogCorrupt, match=r"record 4 at offset .*checksum mismatch"):
+        load_log(path)
+    # The last record too: complete but wrong is corruption, not a torn write.
+    flipped = bytearray(data)
+    flipped[-6] ^= 1
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(LogCorrupt, match="checksum"):
+        load_log(path)
+    flipped = bytearray(data)
+    flipped[len(MAGIC) + 200] ^= 0x40  # in the header's length-protected frame
+    flipped[len(MAGIC) + 1] ^= 0x01    # its length field
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(LogCorrupt, match="bad length"):
+        load_log(path)
+    path.write_bytes(b"not a log at all")
+    with pytest.raises(LogError, match="bad magic"):
+        load_log(path)
+    path.write_bytes(MAGIC)
+    with pytest.raises(LogError, match="no header"):
+        load_log(path)
+
+
+def test_a_header_that_lies_about_the_member_is_refused(tmp_path: Path) -> None:
+    from p2pkille.runtime.log import _frame
+
+    table = build_table(3, seed=5)
+    node = table.nodes[0]
+    other = table.nodes[1]
+    header = {"config": node.config.to_json(),
+              "delivery": canonical.b64encode(other.delivery.private), "format": 1,
+              "identity": canonical.b64encode(node.identity.private_bytes()),
+              "name": "n1", "seed": canonical.b64encode(bytes(32))}
+    path = tmp_path / "x.log"
+    path.write_bytes(MAGIC + _frame(b"H" + canonical.encode(header)))
+    with pytest.raises(LogError, match="delivery key"):
+        load_log(path)
+    header["format"] = 2
+    path.write_bytes(MAGIC + _frame(b"H" + canonical.encode(header)))
+    with pytest.raises(LogError, match="format"):
+        load_log(path)
+
+
+# -- crash and restart ------------------------------------------------------------------------
+
+CrashPoint = Callable[[TableNode], bool]
+
+CRASH_POINTS: dict[str, CrashPoint] = {
+    "genesis": lambda n: n.stage == Stage.NONCE,
+    "keys": lambda n: n.stage == Stage.KEYS and n.hand is not None and bool(n.hand.announced),
+    "shuffle": lambda n: n.stage == Stage.SHUFFLE and n.hand is not None and bool(n.hand.steps),
+    "swap-round": lambda n: n.stage == Stage.PLAY and n._facts >= 3,
+    "audit": lambda n: n.stage == Stage.REVEAL and n.hand is not None and bool(
+        n.hand.revealed),
+    "checkpoint": lambda n: n.stage == Stage.CHECKPOINT,
+    "between-hands": lambda n: len(n.outcomes) == 1 and n.stage == Stage.KEYS,
+}
+
+
+@pytest.mark.parametrize("point", sorted(CRASH_POINTS))
+@pytest.mark.parametrize("victim", [0, 2])
+def test_a_node_crashed_mid_game_restarts_from_its_log_and_catches_up(
+        tmp_path: Path, point: str, victim: int) -> None:
+    seed, hands = 7, 2
+    baseline = build_table(3, seed=seed).run(max_hands=hands)
+    assert baseline.honest_agree
+    want = _checkpoints(baseline.nodes[0])[:hands]
+
+    table, logged = logged_table(tmp_path, 3, seed=seed)
+    network = table.network
+    node = table.nodes[victim]
+    stop = network.run(stop=lambda _: CRASH_POINTS[point](node))
+    assert stop.value == "stopped", f"never reached {point}"
+    name = node.name
+    network.crash(name)
+    # The others go on without it (and their messages to it are lost) for a while.
+    network.run(until=network.now + 2.0)
+    logged[victim].close()
+    restarted = restart_from_log(logged[victim].path, ThresholdBot(), durable=False)
+    assert restarted.node.transcript.heads() == node.transcript.heads()
+    network.restart(name, restarted)
+    table.nodes[victim] = restarted.node
+    run = table.run(max_hands=hands)
+    assert run.honest_agree
+    for n in table.nodes:
+        assert _checkpoints(n)[:hands] == want
+        assert n.faults == []
+    # Nothing was sent twice under one chain slot: no peer saw a fork.
+    assert all(not n.transcript.equivocations for n in table.nodes)
+    restarted.close()
+    assert load_log(restarted.path).envelopes == tuple(
+        e.wire for e in restarted.node.transcript.accepted)
+
+
+def test_a_restart_from_a_torn_log_re_derives_what_was_lost(tmp_path: Path) -> None:
+    seed = 7
+    want = _checkpoints(build_table(3, seed=seed).run(max_hands=1).nodes[0])
+    table, logged = logged_table(tmp_path, 3, seed=seed)
+    network = table.network
+    node = table.nodes[1]
+    network.run(stop=lambda _: node.stage == Stage.PLAY)
+    network.crash(node.name)
+    logged[1].close()
+    path = Path(logged[1].path)
+    mine = [e for e in node.transcript.accepted if e.author == node.identity.public]
+    # Lose everything after the node's own last envelope was written, and half of it.
+    data = path.read_bytes()
+    end = data.index(mine[-1].wire) + len(mine[-1].wire)
+    path.write_bytes(data[:end - 20])
+    restarted = restart_from_log(path, ThresholdBot(), durable=False)
+    assert len(restarted.node.transcript.chain(node.identity.public)) == len(mine) - 1
+    network.restart(node.name, restarted)
+    table.nodes[1] = restarted.node
+    assert table.run(max_hands=1).honest_agree
+    assert all(_checkpoints(n)[:1] == want[:1] for n in table.nodes)
+    assert all(not n.transcript.equivocations for n in table.nodes)
+
+
+def test_a_restarted_node_knows_the_forks_it_saw_and_logs_them_once(tmp_path: Path) -> None:
+    from p2pkille.runtime import messages as msg
+    from p2pkille.runtime.faults import FaultKind
+    from protocol.envelope import Envelope
+
+    table, logged = logged_table(tmp_path, 3, seed=6)
+    table.run(max_hands=1)
+    victim, cheater = logged[0], table.nodes[2]
+    fork = Envelope.seal(cheater.identity, table=cheater.config.table_id, seq=1,
+                         prev=bytes(32), kind=msg.COMMIT,
+                         body={"commit": canonical.b64encode(bytes(32)), "hand": 0})
+    victim.receive("n3", fork.wire, 100.0)
+    victim.close()
+    restarted = restart_from_log(victim.path, ThresholdBot(), durable=False)
+    restarted.start(200.0)
+    kinds = [(f.kind, f.seat) for f in restarted.node.faults]
+    assert (FaultKind.EQUIVOCATION, cheater.my_seat) in kinds
+    restarted.close()
+    assert len(load_log(victim.path).evidence) == 1

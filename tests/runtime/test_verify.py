@@ -1,0 +1,191 @@
+"""``p2pkille verify``: a clean log verifies, a recorded fault is found again with the
+same kind and seat, a tampered log is reported clearly."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.log import MAGIC, LoggedNode, load_log
+from p2pkille.runtime.node import TableNode
+from protocol import canonical
+from protocol.envelope import Envelope
+from protocol.reveal import DecryptionShare
+from tests.runtime.test_log import logged_table
+
+
+def _verify(capsys: pytest.CaptureFixture[str], path: str | Path) -> tuple[int, dict[str, object]]:
+    status = main(["verify", str(path), "--json"])
+    out = capsys.readouterr().out
+    return status, json.loads(out) if out else {}
+
+
+def test_a_whole_clean_game_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table, logged = logged_table(tmp_path, 3, seed=3)
+    run = table.run()
+    assert run.honest_agree
+    for wrapper in logged:
+        wrapper.close()
+    node = table.nodes[1]
+    status, doc = _verify(capsys, logged[1].path)
+    assert status == 0
+    assert doc["clean"] is True
+    assert doc["complete"] is True
+    assert doc["fault"] is None
+    assert doc["hands"] == [o.to_json() for o in node.outcomes]
+    assert doc["winner"] == run.document()["winner"]
+    assert doc["seat"] == node.names[node.my_seat or 0]
+    # The text form names the winner and every checkpoint.
+    assert main(["verify", logged[1].path]) == 0
+    text = capsys.readouterr().out
+    assert f"winner {doc['winner']}" in text
+    assert all(o.checkpoint in text for o in node.outcomes)
+
+
+class WrongShare(TableNode):
+    """Seals a deal share made for another slot: valid point, failing proof."""
+
+    def _share(self, hand: object, token: int, recipient: int | None, purpose: str
+               ) -> DecryptionShare:
+        share = super()._share(hand, token, recipient, purpose)  # type: ignore[arg-type]
+        if purpose.startswith("deal"):
+            other = super()._share(hand, (token + 1) % 42, recipient, purpose)  # type: ignore[arg-type]
+            return DecryptionShare(share.context, other.value, other.proof)
+        return share
+
+
+class BadShuffleCommit(TableNode):
+    """Publishes a shuffle whose commitment does not bind its deck: the audit blames it."""
+
+    def _emit(self, out: list[object], kind: str, body: dict[str, object]) -> None:  # type: ignore[override]
+        if kind == msg.SHUFFLE:
+            body = {**body, "commit": canonical.b64encode(bytes(32))}
+        super()._emit(out, kind, body)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("cls", "cheat", "kind"), [
+    (WrongShare, 0, FaultKind.BAD_SHARE),
+    (BadShuffleCommit, 2, FaultKind.AUDIT),
+])
+def test_verify_finds_the_fault_the_live_node_recorded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cls: type[TableNode], cheat: int,
+        kind: FaultKind) -> None:
+    table, logged = logged_table(tmp_path, 3, seed=4)
+    cheater = table.nodes[cheat]
+    cheater.__class__ = cls
+    table.run(until=30.0)
+    victims = [w for w in logged if w.node is not cheater and w.node.faults]
+    assert victims, "the cheat was not detected live"
+    for wrapper in victims:
+        wrapper.close()
+        live = wrapper.node.faults[0]
+        assert (live.kind, live.seat) == (kind, cheater.my_seat)
+        status, doc = _verify(capsys, wrapper.path)
+        assert status == 1
+        fault = doc["fault"]
+        assert isinstance(fault, dict)
+        assert fault["kind"] == kind.value
+        assert fault["accused"] == wrapper.node.names[live.seat or 0]
+        assert fault["hand"] == live.hand
+        assert [(f["kind"], f["accused"]) for f in doc["faults"]] == [  # type: ignore[attr-defined]
+            (f.kind.value, wrapper.node.names[f.seat or 0]) for f in wrapper.node.faults]
+        assert main(["verify", wrapper.path]) == 1
+        assert f"FAULT {kind.value}" in capsys.readouterr().out
+
+
+def test_an_equivocation_the_node_saw_is_kept_in_the_log_and_found_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table, logged = logged_table(tmp_path, 3, seed=6)
+    table.run(max_hands=1)
+    victim, cheater = logged[0], table.nodes[2]
+    fork = Envelope.seal(cheater.identity, table=cheater.config.table_id, seq=1,
+                         prev=bytes(32), kind=msg.COMMIT,
+                         body={"commit": canonical.b64encode(bytes(32)), "hand": 0})
+    victim.receive("n3", fork.wire, 100.0)
+    victim.close()
+    assert len(load_log(victim.path).evidence) == 1
+    status, doc = _verify(capsys, victim.path)
+    assert status == 1
+    assert doc["fault"]["kind"] == "equivocation"  # type: ignore[index]
+    assert doc["fault"]["accused"] == cheater.names[cheater.my_seat or 0]  # type: ignore[index]
+
+
+def _game_log(tmp_path: Path) -> LoggedNode:
+    table, logged = logged_table(tmp_path, 3, seed=5)
+    table.run(max_hands=1)
+    for wrapper in logged:
+        wrapper.close()
+    return logged[0]
+
+
+def test_a_flipped_byte_is_reported_as_unreadable_with_the_record(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(_game_log(tmp_path).path)
+    data = bytearray(path.read_bytes())
+    at = bytes(data).index(load_log(path).envelopes[10])
+    data[at + 40] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert main(["verify", str(path), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1
+    assert "record 11 at offset" in lines[0]
+    assert "checksum mismatch" in lines[0]
+
+
+def test_a_tampered_envelope_with_a_fixed_checksum_fails_its_signature(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(_game_log(tmp_path).path)
+    data = path.read_bytes()
+    wire = load_log(path).envelopes[10]
+    at = data.index(wire)
+    # Change a digit in the body and recompute the record's checksum, as a forger would.
+    body_at = wire.index(b'"hand":') + 7
+    forged = wire[:body_at] + bytes([wire[body_at] ^ 0x01]) + wire[body_at + 1:]
+    payload = b"E" + forged
+    end = at + len(wire)
+    data = (data[:at] + forged + zlib.crc32(payload).to_bytes(4, "big")
+            + data[end + 4:])
+    path.write_bytes(data)
+    status, doc = _verify(capsys, path)
+    assert status == 1
+    fault = doc["fault"]
+    assert isinstance(fault, dict)
+    assert fault["kind"] == "tampered"
+    assert fault["record"] == 11
+    assert fault["accused"] is None
+    assert "not an authentic envelope" in str(fault["reason"])
+
+
+@pytest.mark.parametrize("content", [b"", b"junk", MAGIC])
+def test_unreadable_logs_exit_2_with_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes) -> None:
+    path = tmp_path / "bad.log"
+    path.write_bytes(content)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "unreadable" in err
+    assert main(["verify", str(tmp_path / "missing.log")]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_a_torn_log_of_a_crashed_node_verifies_what_it_holds(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wrapper = _game_log(tmp_path)
+    path = Path(wrapper.path)
+    path.write_bytes(path.read_bytes()[:-7])
+    status, doc = _verify(capsys, path)
+    assert status == 0
+    assert isinstance(doc["torn_bytes"], int)
+    assert doc["torn_bytes"] > 0
+    assert doc["records"] == len(load_log(path).order)
+    assert main(["verify", str(path)]) == 0
+    assert "torn bytes dropped" in capsys.readouterr().out
