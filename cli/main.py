@@ -17,9 +17,11 @@ from p2pkille import __version__
 
 # One line per command module under cli/ (add yours here).
 COMMANDS: tuple[str, ...] = (
+    "peer",
     "replay",
     "selfplay",
     "sim",
+    "tables",
     "verify",
 )
 

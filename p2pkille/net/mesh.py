@@ -153,7 +153,9 @@ class Mesh:
     """The TCP mesh transport of one peer at one table; run it with :meth:`run` (or a driver).
 
     ``members`` are the keys allowed to connect (our own key among them or not); change them
-    with :meth:`set_members`. ``on_presence(name, up)`` is told when a peer's first connection
+    with :meth:`set_members`. ``None`` opens the mesh to any key that proves itself in the
+    handshake (a lobby, before the table's members are known); naming members closes it.
+    ``on_presence(name, up)`` is told when a peer's first connection
     is established and when its last one ends.
     """
 
@@ -161,7 +163,7 @@ class Mesh:
         self,
         identity: Identity,
         table: bytes,
-        members: Iterable[PublicKey],
+        members: Iterable[PublicKey] | None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -202,6 +204,7 @@ class Mesh:
         self._port: int | None = None
         self._sessions: set[_Session] = set()
         self._members: dict[bytes, PublicKey] = {}
+        self._open = False
         self.set_members(members)
         self._addresses: list[PeerAddress] = []
         self._address_key: dict[PeerAddress, str] = {}
@@ -242,11 +245,18 @@ class Mesh:
         """Authenticated connections open now, retired duplicates included."""
         return len(self._sessions)
 
-    def set_members(self, members: Iterable[PublicKey]) -> None:
-        """Replace the table's keys; connections of peers no longer in it are closed."""
-        self._members = {key.raw: key for key in members}
+    @property
+    def is_open(self) -> bool:
+        """Whether any key that proves itself may connect (``members`` was ``None``)."""
+        return self._open
+
+    def set_members(self, members: Iterable[PublicKey] | None) -> None:
+        """Replace the table's keys (``None``: admit any key); connections of peers no
+        longer admitted are closed."""
+        self._open = members is None
+        self._members = {} if members is None else {key.raw: key for key in members}
         for session in list(self._sessions):
-            if session.key.raw not in self._members:
+            if not self._admits(session.key):
                 log.warning("mesh: %s left the table; closing its connection", session.name)
                 session.writer.close()
 
@@ -385,7 +395,7 @@ class Mesh:
         try:
             while True:
                 frame = await read_frame(session.reader, self.max_frame + 1)
-                if frame is None or session.key.raw not in self._members:
+                if frame is None or not self._admits(session.key):
                     break
                 session.last_rx = loop.time()
                 kind = frame[:1]
@@ -513,8 +523,10 @@ class Mesh:
 
     def _check_hello(self, message: canonical.JsonObject) -> tuple[PublicKey, bytes]:
         own = self.identity.public
-        return check_hello(message, self.table,
-                           lambda key: key.raw in self._members or key == own)
+        return check_hello(message, self.table, lambda key: self._admits(key) or key == own)
+
+    def _admits(self, key: PublicKey) -> bool:
+        return self._open or key.raw in self._members
 
 
 HELLO_FIELDS: Final = ("key", "nonce", "table", "type", "v")

@@ -1,0 +1,186 @@
+"""``p2pkille peer``: one headless bot peer, as its own process, at a table over the network.
+
+It finds (or with ``--create`` creates) the table named ``--table``, waits until ``--seats``
+seats are filled, plays ``--hands`` hands (or to the end) and, with ``--json``, prints its
+own view on stdout::
+
+    {"seat": "P2", "hands": [{"hand", "died", "pot", "chips", "checkpoint", "agreed_by",
+                              "voided", "accusations", ...}], "winner": seat|null}
+
+each hand in the shape of ``p2pkille sim --json``. Progress goes to stderr. With ``--log
+FILE`` the node logs every envelope it accepts; started again with a log that exists, the
+peer resumes that game (its keys and table come from the log) and catches up from the
+others. Exit status 0
+once played, 1 when no table formed or the game did not finish within ``--timeout``,
+2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Final
+
+from p2pkille.bots import STRATEGIES
+from p2pkille.engine.options import PRESETS
+from p2pkille.net.lobby import Offer
+from p2pkille.net.mesh import PeerAddress
+from p2pkille.net.mqtt import BrokerUrl
+from p2pkille.net.peer import KeyFileError, PeerError, PeerSettings, load_key, run_peer
+
+BAD_ARGS: Final = 2
+FAILED: Final = 1
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "peer",
+        help="one bot peer at a table over the network (mesh or MQTT)",
+        description=(
+            "Runs one bot peer: finds or creates the table, waits until every seat is "
+            "filled, plays, and prints its own view. Discovery uses zeroconf on --interface; "
+            "--peer HOST:PORT dials a peer directly where multicast does not work."
+        ),
+    )
+    parser.add_argument("--table", required=True, help="the table's name")
+    parser.add_argument("--seats", required=True, help="seats at the table")
+    parser.add_argument("--create", action="store_true", help="create the table")
+    parser.add_argument("--ruleset", default=None,
+                        help=f"one of {', '.join(PRESETS)} (creator default wikipedia; a "
+                             "joiner only accepts this ruleset)")
+    parser.add_argument("--stake", default=None, help="base stake (creator default 1)")
+    parser.add_argument("--chips", default=None, help="starting chips (creator default 10)")
+    parser.add_argument("--transport", default="mesh", help="mesh (default) or mqtt")
+    parser.add_argument("--broker", default=None,
+                        help="mqtt://[USER[:PASSWORD]@]HOST[:PORT] (mqtts:// for TLS)")
+    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
+                        help="dial this peer (repeatable)")
+    parser.add_argument("--interface", default="127.0.0.1",
+                        help="address to listen and discover on (default 127.0.0.1; give "
+                             "your LAN address to play across machines)")
+    parser.add_argument("--port", default="0", help="mesh port (default: any free port)")
+    parser.add_argument("--no-discovery", action="store_true",
+                        help="no zeroconf: only --peer addresses")
+    parser.add_argument("--bot", default="threshold",
+                        help=f"strategy: one of {', '.join(STRATEGIES)} (default threshold)")
+    parser.add_argument("--hands", default="0",
+                        help="stop after this many hands (default 0: play to the end)")
+    parser.add_argument("--key", default=None, metavar="FILE",
+                        help="identity key file (created if missing); default a fresh key")
+    parser.add_argument("--log", default=None, metavar="FILE",
+                        help="log every accepted envelope here; if the file exists, resume "
+                             "the game it holds (a restart after a crash)")
+    parser.add_argument("--timeout", default="300", help="give up after SECONDS (default 300)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--verbose", action="store_true", help="log the transport on stderr")
+    parser.set_defaults(func=run)
+
+
+class _BadArgs(Exception):
+    pass
+
+
+def _int(name: str, text: str | None, low: int, high: int = 10**12) -> int:
+    try:
+        value = int(str(text))
+    except ValueError:
+        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
+    if not low <= value <= high:
+        raise _BadArgs(f"--{name} must be in {low}..{high}, got {value}")
+    return value
+
+
+def settings_from(args: argparse.Namespace) -> PeerSettings:
+    """The settings of ``args``; raises ``_BadArgs`` with a one-line reason."""
+    seats = _int("seats", args.seats, 2, 32)
+    ruleset = args.ruleset
+    if ruleset is None and args.create:
+        ruleset = "wikipedia"
+    if ruleset is not None and ruleset not in PRESETS:
+        raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
+    stake = _int("stake", args.stake, 1) if args.stake is not None else (
+        1 if args.create else None)
+    chips = _int("chips", args.chips, stake or 1) if args.chips is not None else (
+        10 if args.create else None)
+    if chips is not None and stake is not None and chips < stake:
+        raise _BadArgs(f"--chips {chips} must be at least the stake {stake}")
+    try:
+        offer = Offer(str(args.table), seats, ruleset, stake, chips)
+    except ValueError as exc:
+        raise _BadArgs(str(exc)) from None
+    transport = str(args.transport)
+    if transport not in ("mesh", "mqtt"):
+        raise _BadArgs(f"--transport {transport!r}: expected mesh or mqtt")
+    broker = None
+    if transport == "mqtt":
+        if args.broker is None:
+            raise _BadArgs("--transport mqtt needs --broker mqtt://HOST:PORT")
+        try:
+            broker = BrokerUrl.parse(str(args.broker))
+        except ValueError as exc:
+            raise _BadArgs(f"--broker: {exc}") from None
+    elif args.broker is not None:
+        raise _BadArgs("--broker only goes with --transport mqtt")
+    try:
+        peers = tuple(PeerAddress.parse(p) for p in args.peer)
+    except ValueError as exc:
+        raise _BadArgs(f"--peer: {exc}") from None
+    if args.bot not in STRATEGIES:
+        raise _BadArgs(f"unknown --bot {args.bot!r}: expected one of {', '.join(STRATEGIES)}")
+    interface = str(args.interface)
+    if not interface or any(c.isspace() for c in interface):
+        raise _BadArgs(f"--interface {interface!r}: give an IP address")
+    try:
+        timeout = float(args.timeout)
+    except ValueError:
+        raise _BadArgs(f"--timeout must be a number of seconds, got {args.timeout!r}") from None
+    if not 0 < timeout < 10**6:
+        raise _BadArgs(f"--timeout {args.timeout}: need a positive number of seconds")
+    log = Path(args.log) if args.log is not None else None
+    if log is not None and not log.exists() and not log.parent.is_dir():
+        raise _BadArgs(f"--log {str(log)!r}: no such directory")
+    identity = None
+    if args.key is not None:
+        try:
+            identity = load_key(args.key)
+        except (KeyFileError, OSError) as exc:
+            raise _BadArgs(f"--key: {exc}") from None
+    return PeerSettings(
+        offer=offer, create=bool(args.create), transport=transport, broker=broker,
+        peers=peers, interface=interface, port=_int("port", args.port, 0, 65535),
+        discover=not args.no_discovery, bot=str(args.bot),
+        hands=_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = settings_from(args)
+    except _BadArgs as exc:
+        print(f"p2pkille peer: {exc}", file=sys.stderr)
+        return BAD_ARGS
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
+                        format="%(name)s: %(message)s", stream=sys.stderr)
+
+    def progress(line: str) -> None:
+        print(f"peer: {line}", file=sys.stderr, flush=True)
+
+    try:
+        result = asyncio.run(run_peer(settings, progress))
+    except PeerError as exc:
+        print(f"p2pkille peer: {exc}", file=sys.stderr)
+        return FAILED
+    except OSError as exc:
+        print(f"p2pkille peer: {exc}", file=sys.stderr)
+        return FAILED
+    doc = result.document()
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, sort_keys=True), flush=True)
+    else:
+        print(f"seat {result.seat}; {len(result.hands)} hands; winner "
+              f"{result.winner or 'none yet'}; last checkpoint "
+              f"{result.hands[-1].checkpoint if result.hands else '-'}", flush=True)
+    return 0

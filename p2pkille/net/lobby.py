@@ -1,0 +1,487 @@
+"""Forming a table over the network: a sans-I/O lobby that every peer runs before its node.
+
+Peers that want the same table name meet on one *channel*: the mesh handshake id and MQTT
+topic prefix :func:`channel_id` derived from the name, so a joiner that knows only the name
+(and, without discovery, one ``--peer HOST:PORT``) can find the creator. The table's own id
+is the creator's random choice and comes with the roster.
+
+Lobby messages travel on the same transport as the node's envelopes, marked by
+:data:`PREFIX`; each is canonical JSON ``{"body", "key", "sig"}`` signed by ``key`` (purpose
+``table-lobby``) over ``canonical.encode(body)``. Nothing unsigned is believed; a ``join``
+or ``need`` must come from its signer (the transport's sender name), while rosters and
+acceptances may be relayed by anybody. Bodies (``type``):
+
+- ``join`` {channel, delivery, address}: a joiner offers its identity (the signer), its
+  delivery key and a hint of where its mesh listens. Sent to everybody until a roster
+  arrives; only a creator acts on it: the first ``seats - 1`` distinct joiners get seats.
+- ``roster`` {channel, table, name, ruleset, stake, chips, seats, members}: the creator's
+  signed list of members (identity, delivery, address), once every seat is taken.
+- ``accept`` {channel, table, roster}: a member checked that the roster holds its own keys
+  and what it asked for, and signs the roster's digest.
+- ``need`` {channel, table}: a member that holds the roster but not every acceptance asks
+  for what the others know.
+
+A peer that holds the roster answers a member's ``join`` or ``need`` with the roster and
+every acceptance it holds (all signed, so anybody may relay them), at most once per
+``resend`` seconds per member. That is why a table does not depend on its creator once
+formed: any member can bring a late one up to date. The table is *formed* for a peer once
+it holds an acceptance from every member; :meth:`Roster.config` then builds the same
+:class:`TableConfig` on every peer, and the node's genesis runs on the same transport.
+
+Input from the network never raises out of :meth:`Lobby.receive`: a message that fails a
+check is counted in :attr:`Lobby.refused` with the reason and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from p2pkille.engine.options import PRESETS
+from p2pkille.net.mesh import PeerAddress, peer_name
+from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.io import Send
+from protocol import canonical
+from protocol.domain import hash32
+from protocol.errors import ProtocolError, RemoteProtocolError
+from protocol.identity import Identity, PublicKey
+
+__all__ = [
+    "PREFIX",
+    "Lobby",
+    "LobbyError",
+    "LobbyMessage",
+    "Offer",
+    "Roster",
+    "Seat",
+    "channel_id",
+    "decode_message",
+    "encode_message",
+    "is_lobby",
+]
+
+log = logging.getLogger(__name__)
+
+PREFIX: Final = b"p2pkille-lobby/1\n"
+"""Marks a lobby message on a transport (envelopes start with ``{``, gap fill with ``S``)."""
+PURPOSE: Final = "table-lobby"
+MAX_MESSAGE: Final = 32 * 1024
+MAX_SEATS: Final = 32
+MAX_ADDRESS: Final = 80
+TABLE_ID_SIZE: Final = 16
+_KINDS: Final = {
+    "join": ("address", "channel", "delivery", "type"),
+    "roster": ("channel", "chips", "members", "name", "ruleset", "seats", "stake", "table",
+               "type"),
+    "accept": ("channel", "roster", "table", "type"),
+    "need": ("channel", "table", "type"),
+}
+_RULESET = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
+_ADDRESS = re.compile(r"[!-~]{0,80}")
+
+
+class LobbyError(RemoteProtocolError):
+    """A lobby message that is malformed, unsigned, or not for this table."""
+
+
+def channel_id(name: str) -> bytes:
+    """Where peers wanting the table ``name`` meet (mesh handshake id, MQTT topics)."""
+    return hash32("table-channel", name.encode("utf-8"))[:TABLE_ID_SIZE]
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyMessage:
+    """A decoded lobby message whose signature checked."""
+
+    kind: str
+    body: canonical.JsonObject
+    key: PublicKey
+    wire: bytes
+
+    @property
+    def signer(self) -> str:
+        return peer_name(self.key)
+
+
+def encode_message(identity: Identity, body: dict[str, object]) -> bytes:
+    """``body`` signed by ``identity``, ready to send."""
+    raw = canonical.encode(body)
+    return PREFIX + canonical.encode({
+        "body": body, "key": canonical.b64encode(identity.public.raw),
+        "sig": canonical.b64encode(identity.sign(PURPOSE, raw))})
+
+
+def decode_message(data: bytes) -> LobbyMessage:
+    """A lobby message from the network; raises only :class:`RemoteProtocolError` kinds."""
+    if not data.startswith(PREFIX):
+        raise LobbyError("not a lobby message", evidence=data[:64])
+    outer = canonical.decode_object(data[len(PREFIX):], max_size=MAX_MESSAGE)
+    canonical.require_keys(outer, ("body", "key", "sig"), what="lobby", evidence=data)
+    body = canonical.get_object(outer, "body", what="lobby", evidence=data)
+    key = PublicKey.from_bytes(canonical.get_bytes(outer, "key", what="lobby", size=32,
+                                                   evidence=data))
+    kind = body.get("type")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise LobbyError(f"lobby message of type {kind!r:.40}", evidence=data)
+    canonical.require_keys(body, _KINDS[kind], what=f"lobby {kind}", evidence=data)
+    key.verify(PURPOSE, canonical.encode(body),
+               canonical.get_bytes(outer, "sig", what="lobby", size=64, evidence=data),
+               evidence=data)
+    return LobbyMessage(kind, body, key, data)
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What a creator offers, or (fields left ``None``) what a joiner insists on."""
+
+    name: str
+    seats: int
+    ruleset: str | None = None
+    stake: int | None = None
+    chips: int | None = None
+
+    def __post_init__(self) -> None:
+        if _NAME.fullmatch(self.name) is None or not self.name.isprintable() \
+                or len(self.name.encode()) > 64:
+            raise ValueError(f"table name {self.name!r:.80}: 1..64 bytes of printable text")
+        if not 2 <= self.seats <= MAX_SEATS:
+            raise ValueError(f"seats {self.seats}: need 2..{MAX_SEATS}")
+        if self.ruleset is not None:
+            if self.ruleset not in PRESETS:
+                raise ValueError(f"unknown ruleset {self.ruleset!r}: expected one of "
+                                 f"{', '.join(PRESETS)}")
+            opts = PRESETS[self.ruleset]
+            if not opts.min_players <= self.seats <= opts.max_players:
+                raise ValueError(f"{self.seats} seats: {self.ruleset} plays with "
+                                 f"{opts.min_players}..{opts.max_players} players")
+        if self.stake is not None and self.stake < 1:
+            raise ValueError(f"stake {self.stake}: need at least 1")
+        if self.chips is not None and self.chips < (self.stake or 1):
+            raise ValueError(f"chips {self.chips}: need at least the stake")
+
+    def admits(self, roster: Roster) -> str:
+        """Why ``roster`` is not what this offer asks for, or ``""``."""
+        for what, want, got in (("name", self.name, roster.name),
+                                ("seats", self.seats, roster.seats),
+                                ("ruleset", self.ruleset, roster.ruleset),
+                                ("stake", self.stake, roster.stake),
+                                ("chips", self.chips, roster.chips)):
+            if want is not None and want != got:
+                return f"{what} {got!r} where we asked for {want!r}"
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A member as the roster lists it; ``address`` is only a hint where its mesh listens."""
+
+    identity: PublicKey
+    delivery: bytes
+    address: str = ""
+
+    @property
+    def name(self) -> str:
+        return peer_name(self.identity)
+
+    @property
+    def peer(self) -> PeerAddress | None:
+        try:
+            return PeerAddress.parse(self.address) if self.address else None
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class Roster:
+    """The creator's signed list of members of table ``table``."""
+
+    channel: bytes
+    table: bytes
+    name: str
+    ruleset: str
+    stake: int
+    chips: int
+    members: tuple[Seat, ...]
+    creator: PublicKey
+    wire: bytes = field(default=b"", compare=False)
+
+    @property
+    def seats(self) -> int:
+        return len(self.members)
+
+    @property
+    def digest(self) -> bytes:
+        """What acceptances sign: the hash of the roster's body."""
+        return hash32("table-roster", canonical.encode(self.body()))
+
+    def body(self) -> dict[str, object]:
+        return {
+            "channel": canonical.b64encode(self.channel), "chips": self.chips,
+            "members": [{"address": s.address, "delivery": canonical.b64encode(s.delivery),
+                         "identity": canonical.b64encode(s.identity.raw)}
+                        for s in self.members],
+            "name": self.name, "ruleset": self.ruleset, "seats": len(self.members),
+            "stake": self.stake, "table": canonical.b64encode(self.table), "type": "roster",
+        }
+
+    def config(self) -> TableConfig:
+        """The table every member builds from this roster (identical on every peer)."""
+        return TableConfig(table_id=self.table, name=self.name, ruleset=self.ruleset,
+                           members=tuple(Member(s.identity, s.delivery) for s in self.members),
+                           stake=self.stake, chips=self.chips)
+
+    def seat_of(self, key: PublicKey) -> Seat | None:
+        return next((s for s in self.members if s.identity == key), None)
+
+    @classmethod
+    def from_message(cls, message: LobbyMessage) -> Roster:
+        """Check a ``roster`` message fully: fields, members, a valid table config."""
+        body, wire = message.body, message.wire
+        what = "lobby roster"
+        seats = canonical.get_int(body, "seats", lo=2, hi=MAX_SEATS, what=what, evidence=wire)
+        raw = canonical.get_list(body, "members", what=what, evidence=wire)
+        if len(raw) != seats:
+            raise LobbyError(f"roster lists {len(raw)} members for {seats} seats",
+                             evidence=wire)
+        members = []
+        for entry in raw:
+            if not isinstance(entry, dict):
+                raise LobbyError("roster member is not an object", evidence=wire)
+            canonical.require_keys(entry, ("address", "delivery", "identity"), what=what,
+                                   evidence=wire)
+            members.append(Seat(
+                PublicKey.from_bytes(canonical.get_bytes(entry, "identity", what=what, size=32,
+                                                         evidence=wire)),
+                canonical.get_bytes(entry, "delivery", what=what, size=32, evidence=wire),
+                canonical.get_str(entry, "address", what=what, pattern=_ADDRESS,
+                                  evidence=wire)))
+        if [s.identity.raw for s in members] != sorted({s.identity.raw for s in members}):
+            raise LobbyError("roster members are not distinct and in key order", evidence=wire)
+        roster = cls(
+            channel=canonical.get_bytes(body, "channel", what=what, size=TABLE_ID_SIZE,
+                                        evidence=wire),
+            table=canonical.get_bytes(body, "table", what=what, size=TABLE_ID_SIZE,
+                                      evidence=wire),
+            name=canonical.get_str(body, "name", what=what, pattern=_NAME, evidence=wire),
+            ruleset=canonical.get_str(body, "ruleset", what=what, pattern=_RULESET,
+                                      evidence=wire),
+            stake=canonical.get_int(body, "stake", lo=1, hi=10**12, what=what, evidence=wire),
+            chips=canonical.get_int(body, "chips", lo=1, hi=10**12, what=what, evidence=wire),
+            members=tuple(members), creator=message.key, wire=wire)
+        if roster.seat_of(message.key) is None:
+            raise LobbyError("the roster's signer is not one of its members", evidence=wire)
+        try:
+            roster.config()
+        except (ProtocolError, ValueError) as exc:
+            raise LobbyError(f"roster makes no valid table: {exc}", evidence=wire) from None
+        return roster
+
+
+class Lobby:
+    """One peer's side of forming a table (sans-I/O: feed :meth:`receive` and :meth:`tick`,
+    send what they return).
+
+    A creator passes a complete ``offer`` and a fresh ``table`` id; a joiner passes an offer
+    with only what it insists on (``name`` and ``seats`` at least) and ``table=None``.
+    ``address`` is the hint of where our mesh listens (``""`` on MQTT).
+    """
+
+    def __init__(self, identity: Identity, delivery: bytes, offer: Offer, *,
+                 table: bytes | None = None, address: str = "", resend: float = 0.5) -> None:
+        if table is not None and (len(table) != TABLE_ID_SIZE or None in (
+                offer.ruleset, offer.stake, offer.chips)):
+            raise ValueError("a creator needs a 16-byte table id and a complete offer")
+        if len(delivery) != 32 or _ADDRESS.fullmatch(address) is None:
+            raise ValueError("delivery key of 32 bytes and a printable address needed")
+        self.identity = identity
+        self.delivery = bytes(delivery)
+        self.offer = offer
+        self.channel = channel_id(offer.name)
+        self.table = table
+        self.address = address
+        self.resend = resend
+        self.creating = table is not None
+        self.joined: list[Seat] = [Seat(identity.public, self.delivery, address)] \
+            if self.creating else []
+        self.roster: Roster | None = None
+        self.accepts: dict[bytes, bytes] = {}  # member key -> its accept message
+        self.refused: list[str] = []
+        self._answered: dict[str, float] = {}
+        self._last_tick = -1e18
+
+    @property
+    def name(self) -> str:
+        return peer_name(self.identity.public)
+
+    @property
+    def formed(self) -> bool:
+        """Every member accepted the roster we hold."""
+        return self.roster is not None and len(self.accepts) == self.roster.seats
+
+    @property
+    def taken(self) -> int:
+        """Seats taken as far as we know (for an advertisement)."""
+        return self.roster.seats if self.roster is not None else max(len(self.joined), 1)
+
+    def config(self) -> TableConfig:
+        if self.roster is None or not self.formed:
+            raise RuntimeError("lobby: the table is not formed yet")
+        return self.roster.config()
+
+    # -- input --------------------------------------------------------------------------
+
+    def receive(self, sender: str, data: bytes, now: float) -> list[Send]:
+        """Judge one message from ``sender`` (the transport's name for it)."""
+        try:
+            message = decode_message(data)
+            # Rosters and acceptances are relayed by anybody; a join or a request speaks
+            # for its sender.
+            if message.kind in ("join", "need") and message.signer != sender:
+                raise LobbyError(f"signed by {message.key.fingerprint} but sent by "
+                                 f"{sender[:16]!r}", evidence=data[:64])
+            if canonical.get_bytes(message.body, "channel", what="lobby", size=TABLE_ID_SIZE,
+                                   evidence=data) != self.channel:
+                raise LobbyError("for another table name", evidence=data[:64])
+            handler = {"join": self._on_join, "roster": self._on_roster,
+                       "accept": self._on_accept, "need": self._on_need}[message.kind]
+            return handler(message, now)
+        except RemoteProtocolError as exc:
+            self.refused.append(exc.reason)
+            log.warning("lobby: refused a message from %.16s: %s", sender, exc.reason)
+            return []
+
+    def _on_join(self, message: LobbyMessage, now: float) -> list[Send]:
+        body, wire = message.body, message.wire
+        delivery = canonical.get_bytes(body, "delivery", what="lobby join", size=32,
+                                       evidence=wire)
+        address = canonical.get_str(body, "address", what="lobby join", pattern=_ADDRESS,
+                                    evidence=wire)
+        if self.roster is not None:
+            if self.roster.seat_of(message.key) is None:
+                raise LobbyError("a join after the table was filled", evidence=wire[:64])
+            return self._answer(message.signer, now)
+        if not self.creating:
+            return []  # joins are the creator's business
+        known = next((s for s in self.joined if s.identity == message.key), None)
+        if known is not None:
+            if known.delivery != delivery:
+                raise LobbyError("a second join with another delivery key", evidence=wire[:64])
+            return []
+        self.joined.append(Seat(message.key, delivery, address))
+        log.info("lobby: %s joined (%d of %d seats)", message.key.fingerprint,
+                 len(self.joined), self.offer.seats)
+        if len(self.joined) < self.offer.seats:
+            return []
+        return self._fill(now)
+
+    def _fill(self, now: float) -> list[Send]:
+        offer = self.offer
+        assert self.table is not None
+        assert offer.ruleset is not None
+        assert offer.stake is not None
+        assert offer.chips is not None
+        members = tuple(sorted(self.joined, key=lambda s: s.identity.raw))
+        roster = Roster(self.channel, self.table, offer.name, offer.ruleset, offer.stake,
+                        offer.chips, members, self.identity.public)
+        wire = encode_message(self.identity, roster.body())
+        self.roster = Roster.from_message(decode_message(wire))
+        return self._accept(now)
+
+    def _on_roster(self, message: LobbyMessage, now: float) -> list[Send]:
+        roster = Roster.from_message(message)
+        if self.roster is not None:
+            if roster.digest != self.roster.digest:
+                raise LobbyError("a second, different roster", evidence=message.wire[:64])
+            return []
+        if self.creating:
+            raise LobbyError("a roster for a table we create", evidence=message.wire[:64])
+        mine = roster.seat_of(self.identity.public)
+        if mine is None or mine.delivery != self.delivery:
+            raise LobbyError("a roster that does not seat us with our keys",
+                             evidence=message.wire[:64])
+        problem = self.offer.admits(roster)
+        if problem:
+            raise LobbyError(f"a roster with {problem}", evidence=message.wire[:64])
+        self.roster = roster
+        log.info("lobby: seated at %s by %s", canonical.b64encode(roster.table),
+                 roster.creator.fingerprint)
+        return self._accept(now)
+
+    def _accept(self, now: float) -> list[Send]:
+        roster = self.roster
+        assert roster is not None
+        wire = encode_message(self.identity, {
+            "channel": canonical.b64encode(self.channel), "roster": canonical.b64encode(
+                roster.digest), "table": canonical.b64encode(roster.table), "type": "accept"})
+        self.accepts[self.identity.public.raw] = wire
+        # The roster goes along: a member that has only us to ask gets it from us.
+        return [Send(roster.wire), Send(wire)]
+
+    def _on_accept(self, message: LobbyMessage, now: float) -> list[Send]:
+        roster, wire = self.roster, message.wire
+        if roster is None:
+            return []  # it will come again once we hold the roster
+        if roster.seat_of(message.key) is None:
+            raise LobbyError("an acceptance from outside the roster", evidence=wire[:64])
+        if canonical.get_bytes(message.body, "roster", what="lobby accept", size=32,
+                               evidence=wire) != roster.digest \
+                or canonical.get_bytes(message.body, "table", what="lobby accept",
+                                       size=TABLE_ID_SIZE, evidence=wire) != roster.table:
+            raise LobbyError("an acceptance of another roster", evidence=wire[:64])
+        if message.key.raw not in self.accepts:
+            self.accepts[message.key.raw] = wire
+            if self.formed:
+                log.info("lobby: table %s formed", canonical.b64encode(roster.table))
+        return []
+
+    def _on_need(self, message: LobbyMessage, now: float) -> list[Send]:
+        if self.roster is None:
+            return []
+        if self.roster.seat_of(message.key) is None:
+            raise LobbyError("a request from outside the roster", evidence=message.wire[:64])
+        return self._answer(message.signer, now)
+
+    def _answer(self, member: str, now: float) -> list[Send]:
+        """The roster and every acceptance we hold, to one member, rate-limited."""
+        assert self.roster is not None
+        if now - self._answered.get(member, -1e18) < self.resend:
+            return []
+        self._answered[member] = now
+        return [Send(self.roster.wire, member)] + [
+            Send(wire, member) for key, wire in sorted(self.accepts.items())]
+
+    # -- time ---------------------------------------------------------------------------
+
+    def tick(self, now: float) -> list[Send]:
+        """What to (re)send now: call it often; it acts every ``resend`` seconds."""
+        if self.formed or now - self._last_tick < self.resend:
+            return []
+        self._last_tick = now
+        if self.roster is None:
+            if self.creating:
+                return []
+            return [Send(encode_message(self.identity, {
+                "address": self.address, "channel": canonical.b64encode(self.channel),
+                "delivery": canonical.b64encode(self.delivery), "type": "join"}))]
+        need = encode_message(self.identity, {
+            "channel": canonical.b64encode(self.channel),
+            "table": canonical.b64encode(self.roster.table), "type": "need"})
+        return [Send(self.roster.wire), Send(self.accepts[self.identity.public.raw]),
+                Send(need)]
+
+    def peers(self) -> Sequence[PeerAddress]:
+        """Mesh address hints of the other members, once seated."""
+        if self.roster is None:
+            return ()
+        return tuple(p for s in self.roster.members
+                     if s.identity != self.identity.public and (p := s.peer) is not None)
+
+
+def is_lobby(data: bytes) -> bool:
+    """Whether transport input is for the lobby (rather than the node)."""
+    return data.startswith(PREFIX)
+

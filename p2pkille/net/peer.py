@@ -1,0 +1,487 @@
+"""One headless bot peer as an asyncio program: lobby, then a table node over a real transport.
+
+:func:`run_peer` does what ``p2pkille peer`` does:
+
+1. keys: the identity from ``key_file`` (created on first use) or fresh; a fresh delivery
+   key pair and node secret every run;
+2. the transport on the table name's channel (:func:`~p2pkille.net.lobby.channel_id`): a
+   :class:`Mesh` open to any key that proves itself (found through zeroconf and ``peers``),
+   or MQTT on a broker;
+3. the :class:`Lobby` until the table is formed; then the mesh admits only the members, and
+   every peer advertises itself for the table (so it outlives its creator);
+4. a :class:`TableNode` (wrapped in a ``LoggedNode`` when ``log`` is given) under a
+   :class:`Driver` on the same transport, until ``hands`` hands are committed (or the game
+   ends);
+5. it lingers until every other member has announced (in its gap-fill syncs) that it holds
+   our last hand's checkpoint signatures, so leaving does not strand a slower peer, or at
+   most ``linger`` seconds.
+
+Envelopes that arrive for the node while the lobby still runs (a faster peer's genesis)
+wait in a bounded buffer and go to the node when it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import secrets
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from zeroconf.asyncio import AsyncZeroconf
+
+from p2pkille.bots import make_bot
+from p2pkille.net.discovery import Advertiser, TableAdvert, TableBrowser, open_zeroconf
+from p2pkille.net.driver import Driver
+from p2pkille.net.lobby import Lobby, Offer, channel_id, is_lobby
+from p2pkille.net.mesh import Mesh, PeerAddress, peer_name
+from p2pkille.net.mqtt import BrokerUrl, MqttTransport
+from p2pkille.runtime import gapfill
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.config import seat_name
+from p2pkille.runtime.io import Node, Output, Send, WakeAt
+from p2pkille.runtime.log import LogError, LoggedNode, restart_from_log
+from p2pkille.runtime.node import HandOutcome, TableNode, Timing
+from protocol.errors import RemoteProtocolError
+from protocol.identity import Identity
+from protocol.keys import DeliveryKeyPair
+from protocol.rng import SystemRng
+
+__all__ = ["KeyFileError", "PeerError", "PeerResult", "PeerSettings", "load_key", "run_peer"]
+
+log = logging.getLogger(__name__)
+
+MAX_BUFFERED: Final = 16 << 20
+"""Bytes of node input kept while the lobby runs; beyond it input is dropped (gap fill
+brings it again), so a stranger cannot make us buffer without bound."""
+
+
+class PeerError(Exception):
+    """The peer could not play: no table formed in time, or the game did not finish."""
+
+
+class KeyFileError(ValueError):
+    """A ``--key`` file that does not hold a key."""
+
+
+def load_key(path: str | os.PathLike[str]) -> Identity:
+    """The identity in ``path`` (64 hex digits of the Ed25519 seed); a missing file is
+    created with a fresh key, readable by its owner only."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        text = p.read_text(encoding="ascii", errors="replace").strip()
+        try:
+            seed = bytes.fromhex(text)
+        except ValueError:
+            seed = b""
+        if len(seed) != 32:
+            raise KeyFileError(f"key file {str(p)!r} does not hold 64 hex digits") from None
+        return Identity.from_seed(seed)
+    seed = secrets.token_bytes(32)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(seed.hex() + "\n")
+    return Identity.from_seed(seed)
+
+
+@dataclass(frozen=True, slots=True)
+class PeerSettings:
+    """Everything ``p2pkille peer`` was asked to do (checked by the CLI)."""
+
+    offer: Offer
+    create: bool = False
+    transport: str = "mesh"
+    broker: BrokerUrl | None = None
+    peers: tuple[PeerAddress, ...] = ()
+    interface: str = "127.0.0.1"
+    port: int = 0
+    discover: bool = True
+    bot: str = "threshold"
+    hands: int = 0
+    log: Path | None = None
+    timeout: float = 300.0
+    linger: float = 10.0
+    identity: Identity | None = None
+
+
+@dataclass(slots=True)
+class PeerResult:
+    """What the peer saw: its seat, the hands it committed, the winner (if the game ended)."""
+
+    seat: str
+    hands: list[HandOutcome]
+    winner: str | None
+    table: bytes
+    envelopes: int = 0
+    wall_s: float = 0.0
+    lobby_s: float = 0.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def document(self) -> dict[str, object]:
+        return {"hands": [h.to_json() for h in self.hands], "seat": self.seat,
+                "winner": self.winner}
+
+
+class _Switchboard:
+    """The deliver callback of the transport: lobby messages to the lobby, the rest to the
+    node's driver once attached (buffered until then)."""
+
+    def __init__(self) -> None:
+        self.on_lobby: Callable[[str, bytes], None] | None = None
+        self._node: Callable[[str, bytes], None] | None = None
+        self._buffer: deque[tuple[str, bytes]] = deque()
+        self._buffered = 0
+        self.dropped = 0
+
+    def deliver(self, sender: str, data: bytes) -> None:
+        if is_lobby(data):
+            if self.on_lobby is not None:
+                self.on_lobby(sender, data)
+        elif self._node is not None:
+            self._node(sender, data)
+        elif self._buffered + len(data) <= MAX_BUFFERED:
+            self._buffer.append((sender, data))
+            self._buffered += len(data)
+        else:
+            self.dropped += 1
+
+    def attach(self, deliver: Callable[[str, bytes], None]) -> None:
+        while self._buffer:
+            deliver(*self._buffer.popleft())
+        self._buffered = 0
+        self._node = deliver
+
+
+class _Attached:
+    """A running transport as the driver's :class:`~p2pkille.net.driver.Transport`."""
+
+    def __init__(self, transport: Mesh | MqttTransport, board: _Switchboard) -> None:
+        self._transport = transport
+        self._board = board
+
+    @property
+    def name(self) -> str:
+        return self._transport.name
+
+    def send(self, to: str | None, data: bytes) -> int:
+        return self._transport.send(to, data)
+
+    async def run(self, deliver: Callable[[str, bytes], None]) -> None:
+        self._board.attach(deliver)
+        await asyncio.Future()
+
+    async def wait_ready(self) -> None:
+        await self._transport.wait_ready()
+
+
+class _Watch:
+    """The node as the driver sees it, noting the heads the other members announce."""
+
+    def __init__(self, inner: Node, node: TableNode) -> None:
+        self.inner = inner
+        self.node = node
+        self.members = [peer_name(k) for k in node.members]
+        self.heads: dict[str, tuple[int, ...]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def start(self, now: float) -> Sequence[Output]:
+        return self.inner.start(now)
+
+    def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        if data.startswith(gapfill.PREFIX) and sender in self.members:
+            # Only a hint of when we may leave: a forged one makes us leave early, and any
+            # member can fill the others' gaps.
+            with contextlib.suppress(RemoteProtocolError):
+                self.heads[sender] = gapfill.decode_sync(data, len(self.members))
+        return self.inner.receive(sender, data, now)
+
+    def wake(self, now: float) -> Sequence[Output]:
+        out = list(self.inner.wake(now))
+        if self.node.done:
+            # A finished node stops syncing; we keep saying what we hold until we leave.
+            out += [Send(self.sync()), WakeAt(now + self.node.timing.sync_interval)]
+        return out
+
+    def sync(self) -> bytes:
+        return gapfill.encode_sync(self.node.transcript.heads().heads)
+
+    def target(self) -> tuple[int, ...]:
+        """Per member, the position of its latest checkpoint signature that we hold."""
+        transcript = self.node.transcript
+        out = []
+        for member, head in zip(self.node.members, transcript.heads().heads, strict=True):
+            seq = head
+            while seq > 0:
+                env = transcript.get(member, seq)
+                if env is not None and env.kind == msg.CHECKPOINT:
+                    break
+                seq -= 1
+            out.append(seq)
+        return tuple(out)
+
+    def caught_up(self, target: tuple[int, ...]) -> bool:
+        me = self.name
+        return all(name == me or (name in self.heads and all(
+            h >= t for h, t in zip(self.heads[name], target, strict=True)))
+            for name in self.members)
+
+
+async def run_peer(settings: PeerSettings,
+                   progress: Callable[[str], None] = lambda _: None) -> PeerResult:
+    """Run one peer to the end (see the module doc); raises :class:`PeerError` on time-out."""
+    where = ["starting"]
+    try:
+        async with asyncio.timeout(settings.timeout):
+            return await _run(settings, progress, where)
+    except TimeoutError:
+        raise PeerError(f"gave up after {settings.timeout:g} s (--timeout) {where[0]}") \
+            from None
+    except BaseExceptionGroup as group:
+        # The task group wraps what one task raised; the caller wants that exception.
+        leaves = _leaves(group)
+        if len(leaves) == 1 and isinstance(leaves[0], Exception):
+            raise leaves[0] from None
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out += _leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return out
+
+
+async def _run(settings: PeerSettings, progress: Callable[[str], None],
+               where: list[str]) -> PeerResult:
+    """The peer; keeps ``where[0]`` saying what it is waiting for (for a time-out)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    offer = settings.offer
+    decider = make_bot(settings.bot, random.Random(secrets.randbits(64)))
+    resumed: LoggedNode | None = None
+    if settings.log is not None and settings.log.exists():
+        # A restart after a crash: the log holds the table, our keys and our secret seed.
+        try:
+            resumed = restart_from_log(settings.log, decider)
+        except LogError as exc:
+            raise PeerError(f"cannot resume from {str(settings.log)!r}: {exc}") from None
+        if resumed.node.config.name != offer.name:
+            raise PeerError(f"the log {str(settings.log)!r} is of table "
+                            f"{resumed.node.config.name!r}, not {offer.name!r}")
+        identity = resumed.node.identity
+        if resumed.name != peer_name(identity.public):
+            raise PeerError(f"the log {str(settings.log)!r} is of node {resumed.name!r}, not "
+                            "of a network peer (named by its key)")
+    else:
+        identity = settings.identity or Identity.from_seed(secrets.token_bytes(32))
+    delivery = DeliveryKeyPair.generate(SystemRng())
+    name = peer_name(identity.public)
+    channel = channel_id(offer.name)
+    board = _Switchboard()
+    transport: Mesh | MqttTransport
+    if settings.transport == "mesh":
+        members = resumed.node.config.identities if resumed is not None else None
+        transport = Mesh(identity, channel, members, host=settings.interface,
+                         port=settings.port, peers=settings.peers, backoff_max=1.0)
+    else:
+        if settings.broker is None:
+            raise ValueError("the mqtt transport needs a broker")
+        transport = MqttTransport(name, channel, settings.broker)
+    table = secrets.token_bytes(16) if settings.create and resumed is None else None
+    advertiser: Advertiser | None = None
+    zc: AsyncZeroconf | None = None
+    async with asyncio.TaskGroup() as tg:
+        carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            await transport.wait_ready()
+            address = str(transport.address) if isinstance(transport, Mesh) else ""
+            if isinstance(transport, Mesh) and settings.discover:
+                zc = open_zeroconf([settings.interface])
+                tasks.append(tg.create_task(_feed(zc, offer.name, transport, identity),
+                                            name="peer:discover"))
+            logged: LoggedNode | None = resumed
+            inner: Node
+            if resumed is not None:
+                node, inner = resumed.node, resumed
+                config = node.config
+                lobby_s = 0.0
+                progress(f"resuming table {config.name!r} from {str(settings.log)!r}: "
+                         f"{len(node.transcript.accepted)} envelopes logged")
+                if zc is not None and isinstance(transport, Mesh):
+                    advertiser = Advertiser(zc, TableAdvert(
+                        config.table_id, config.name, config.ruleset, config.stake,
+                        len(config.members), len(config.members),
+                        identity.public.fingerprint), transport.port, [settings.interface])
+                    tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
+            else:
+                lobby = Lobby(identity, delivery.public, offer, table=table, address=address)
+
+                def on_lobby(sender: str, data: bytes) -> None:
+                    for out in lobby.receive(sender, data, loop.time()):
+                        transport.send(out.to, out.data)
+
+                board.on_lobby = on_lobby
+                if zc is not None and table is not None and isinstance(transport, Mesh):
+                    advertiser = Advertiser(zc, _advert(lobby, table, identity), transport.port,
+                                            [settings.interface])
+                    tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
+                progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
+                         f"{identity.public.fingerprint}"
+                         + (f" on {address}" if address else f" via {settings.broker}"))
+                while not lobby.formed:
+                    where[0] = _lobby_state(lobby)
+                    for out in lobby.tick(loop.time()):
+                        transport.send(out.to, out.data)
+                    await asyncio.sleep(0.02)
+                config = lobby.config()
+                lobby_s = loop.time() - started
+                if isinstance(transport, Mesh):
+                    transport.set_members(config.identities)
+                    for peer in lobby.peers():
+                        transport.add_peer(peer)
+                if zc is not None and isinstance(transport, Mesh):
+                    formed = _advert(lobby, config.table_id, identity)
+                    if advertiser is None:
+                        advertiser = Advertiser(zc, formed, transport.port, [settings.interface])
+                        tasks.append(tg.create_task(_advertise(advertiser),
+                                                    name="peer:advertise"))
+                    else:
+                        tasks.append(tg.create_task(_update(advertiser, formed),
+                                                    name="peer:advertise"))
+                node = TableNode(name, identity, delivery, config, decider,
+                                 secrets.token_bytes(32), Timing())
+                inner = node
+                if settings.log is not None:
+                    logged = LoggedNode(node, settings.log)
+                    inner = logged
+                progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
+                         f"{len(config.members)} members")
+            watch = _Watch(inner, node)
+            driver = Driver(watch, _Attached(transport, board))
+            driving = tg.create_task(driver.run(), name="peer:driver")
+            reported = 0
+            want = settings.hands
+            while not (node.done or (want and len(node.outcomes) >= want)):
+                where[0] = f"playing hand {len(node.outcomes) + 1}"
+                reported = _report(node, reported, progress)
+                if driving.done():
+                    driving.result()
+                    raise PeerError("the driver stopped")
+                await asyncio.sleep(0.02)
+            _report(node, reported, progress)
+            finished = loop.time()
+            target = watch.target()
+            linger_until = finished + settings.linger
+            where[0] = "waiting for the others to hold our last hand"
+            while not watch.caught_up(target) and loop.time() < linger_until:
+                await asyncio.sleep(0.05)
+            # Say what we hold once more, so peers waiting on us can leave too.
+            transport.send(None, watch.sync())
+            await asyncio.sleep(0.2)
+            driver.stop()
+            await driving
+            if logged is not None:
+                logged.close()
+            hands = node.outcomes[:want] if want else list(node.outcomes)
+            view = node.view
+            winner = None
+            # A winner only if the game ended within the hands we report (we may have
+            # played on while lingering).
+            if view is not None and view.game.winner is not None and node.done \
+                    and not (want and len(node.outcomes) > want):
+                winner = node.names[view.game.winner]
+            seat = node.my_seat
+            return PeerResult(
+                seat=seat_name(seat) if seat is not None else "",
+                hands=hands, winner=winner, table=config.table_id,
+                envelopes=driver.received, wall_s=finished - started - lobby_s,
+                lobby_s=lobby_s,
+                extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished})
+        finally:
+            board.on_lobby = None
+            for task in tasks:
+                task.cancel()
+            if advertiser is not None:
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(2):
+                        await advertiser.stop()
+            if zc is not None:
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(2):
+                        await zc.async_close()
+            carrier.cancel()
+
+
+async def _advertise(advertiser: Advertiser) -> None:
+    # Advertising helps others find us; failing to must not stop the game.
+    try:
+        await advertiser.start()
+    except Exception as exc:  # zeroconf raises several kinds (name clash, closed socket)
+        log.warning("peer: could not advertise: %s", exc)
+
+
+def _lobby_state(lobby: Lobby) -> str:
+    if lobby.roster is None:
+        if lobby.creating:
+            return f"in the lobby: {len(lobby.joined)} of {lobby.offer.seats} seats taken"
+        return "in the lobby: no table has seated us"
+    return (f"in the lobby: {len(lobby.accepts)} of {lobby.roster.seats} members "
+            "accepted the roster")
+
+
+def _advert(lobby: Lobby, table: bytes, identity: Identity) -> TableAdvert:
+    offer = lobby.offer
+    roster = lobby.roster
+    return TableAdvert(table, offer.name, roster.ruleset if roster else offer.ruleset or "",
+                       roster.stake if roster else offer.stake or 1, lobby.taken, offer.seats,
+                       identity.public.fingerprint, ("mesh",))
+
+
+async def _update(advertiser: Advertiser, advert: TableAdvert) -> None:
+    # The first registration may still be probing; an update needs it done.
+    for _ in range(40):
+        try:
+            await advertiser.update(advert)
+            return
+        except Exception:  # zeroconf raises several kinds while a registration is under way
+            await asyncio.sleep(0.1)
+
+
+async def _feed(zc: AsyncZeroconf, name: str, mesh: Mesh, identity: Identity) -> None:
+    """Dial every peer advertised for a table called ``name`` (a hint: the mesh handshake
+    proves who answers)."""
+    own = identity.public.fingerprint
+    async with TableBrowser(zc) as browser:
+        seen: set[PeerAddress] = set()
+        while True:
+            changed = browser.changed()
+            for sighting in browser.sightings.values():
+                if sighting.advert.name != name or sighting.advert.fingerprint == own:
+                    continue
+                for address in sighting.peers:
+                    if address not in seen:
+                        seen.add(address)
+                        mesh.add_peer(address)
+            await changed
+
+
+def _report(node: TableNode, reported: int, progress: Callable[[str], None]) -> int:
+    outcomes = node.outcomes
+    while reported < len(outcomes):
+        o = outcomes[reported]
+        died = ", ".join(o.died) or "nobody"
+        progress(f"hand {o.hand}: died {died}; pot {o.pot}; checkpoint {o.checkpoint[:16]} "
+                 f"agreed by {len(o.agreed_by)}" + (" (voided)" if o.voided else ""))
+        reported += 1
+    return reported

@@ -1,0 +1,407 @@
+"""The lobby that forms a table: sans-I/O (every message delivered by hand), and over a real
+open mesh on loopback in one process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from p2pkille.net.discovery import Advertiser, TableAdvert, open_zeroconf
+from p2pkille.net.lobby import (
+    PREFIX,
+    Lobby,
+    LobbyError,
+    Offer,
+    channel_id,
+    decode_message,
+    encode_message,
+)
+from p2pkille.net.mesh import Mesh, PeerAddress
+from p2pkille.net.peer import PeerSettings, run_peer
+from protocol import canonical
+from protocol.identity import Identity
+from tests.net.nodes import identity, until
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = b"T" * 16
+CREATOR_OFFER = Offer("lobby-test", 4, "wikipedia", 1, 10)
+
+
+def delivery(i: int) -> bytes:
+    return bytes([0x40 + i]) * 32
+
+
+def make_lobbies(n: int = 4, offer: Offer = CREATOR_OFFER) -> list[Lobby]:
+    joiner = Offer(offer.name, offer.seats)
+    return [Lobby(identity(0), delivery(0), offer, table=TABLE, address="127.0.0.1:1000")] + [
+        Lobby(identity(i), delivery(i), joiner, address=f"127.0.0.1:{1000 + i}")
+        for i in range(1, n)]
+
+
+class Net:
+    """Delivers what lobbies send, at once, to the named lobby or to every other one, with
+    a filter that may drop a message (sender, recipient, data) -> keep?"""
+
+    def __init__(self, lobbies: Iterable[Lobby]) -> None:
+        self.lobbies = {lobby.name: lobby for lobby in lobbies}
+        self.now = 0.0
+        self.keep: Callable[[str, str, bytes], bool] = lambda _s, _r, _d: True
+        self.sent = 0
+
+    def run(self, rounds: int = 20, step: float = 0.6) -> None:
+        for _ in range(rounds):
+            self.now += step
+            queue = [(lobby.name, out) for lobby in self.lobbies.values()
+                     for out in lobby.tick(self.now)]
+            while queue:
+                sender, out = queue.pop(0)
+                for name, lobby in self.lobbies.items():
+                    if name == sender or out.to not in (None, name) \
+                            or not self.keep(sender, name, out.data):
+                        continue
+                    self.sent += 1
+                    queue += [(name, o) for o in lobby.receive(sender, out.data, self.now)]
+            if all(lobby.formed for lobby in self.lobbies.values()):
+                return
+
+
+def test_four_peers_form_one_table_with_the_same_config() -> None:
+    lobbies = make_lobbies()
+    Net(lobbies).run()
+    assert all(lobby.formed for lobby in lobbies)
+    configs = [lobby.config() for lobby in lobbies]
+    assert all(c == configs[0] for c in configs)
+    config = configs[0]
+    assert config.table_id == TABLE
+    assert config.name == "lobby-test"
+    assert (config.ruleset, config.stake, config.chips) == ("wikipedia", 1, 10)
+    assert {m.identity for m in config.members} == {identity(i).public for i in range(4)}
+    assert {m.delivery for m in config.members} == {delivery(i) for i in range(4)}
+    assert all(lobby.refused == [] for lobby in lobbies)
+    # Everybody learns where the others' meshes listen.
+    assert {str(p) for p in lobbies[1].peers()} == {"127.0.0.1:1000", "127.0.0.1:1002",
+                                                     "127.0.0.1:1003"}
+
+
+def test_the_first_joiners_take_the_seats_and_a_late_one_is_refused() -> None:
+    lobbies = make_lobbies(5, Offer("lobby-test", 3, "wikipedia", 1, 10))
+    net = Net(lobbies)
+    net.run()
+    formed = [lobby for lobby in lobbies if lobby.formed]
+    assert len(formed) == 3
+    assert lobbies[0] in formed
+    left_out = [lobby for lobby in lobbies if not lobby.formed]
+    assert len(left_out) == 2
+    assert all(lobby.roster is None for lobby in left_out)
+    # The creator refuses their joins from then on, and says why.
+    assert any("after the table was filled" in r for r in lobbies[0].refused)
+    assert len(lobbies[0].config().members) == 3
+
+
+def test_garbage_and_strangers_are_refused_and_the_table_still_forms() -> None:
+    lobbies = make_lobbies()
+    creator = lobbies[0]
+    stranger = Identity.from_seed(b"\x99" * 32)
+    other = Offer("another table", 4)
+    bad: list[tuple[str, bytes]] = [
+        (lobbies[1].name, b"garbage"),
+        (lobbies[1].name, PREFIX + b"{not json"),
+        (lobbies[1].name, PREFIX + b'{"body":{},"key":"","sig":""}'),
+        (lobbies[1].name, PREFIX + b"\xff" * 100_000),
+        # A join signed by somebody else than the peer that sent it.
+        (lobbies[1].name, encode_message(stranger, {
+            "address": "", "channel": canonical.b64encode(channel_id("lobby-test")),
+            "delivery": canonical.b64encode(delivery(9)), "type": "join"})),
+        # A join for another table name.
+        (str(stranger.public), encode_message(stranger, {
+            "address": "", "channel": canonical.b64encode(channel_id(other.name)),
+            "delivery": canonical.b64encode(delivery(9)), "type": "join"})),
+        # A message type nobody knows.
+        (str(stranger.public), encode_message(stranger, {"type": "crown-me"})),
+    ]
+    # A bad signature: the body changed after signing.
+    wire = encode_message(stranger, {
+        "address": "", "channel": canonical.b64encode(channel_id("lobby-test")),
+        "delivery": canonical.b64encode(delivery(9)), "type": "join"})
+    bad.append((str(stranger.public), wire.replace(b'"address":""', b'"address":"x"')))
+    for sender, data in bad:
+        assert creator.receive(sender, data, 0.0) == []
+    assert len(creator.refused) == len(bad)
+    assert [s.identity for s in creator.joined] == [identity(0).public]
+    Net(lobbies).run()
+    assert all(lobby.formed for lobby in lobbies)
+    assert stranger.public not in lobbies[0].config().identities
+
+
+def test_a_joiner_refuses_a_roster_without_it_or_unlike_what_it_asked_for() -> None:
+    impostor = Lobby(identity(5), delivery(5), Offer("lobby-test", 4, "wikipedia", 1, 10),
+                     table=b"I" * 16)
+    for i in range(1, 4):
+        join = encode_message(identity(i), {
+            "address": "", "channel": canonical.b64encode(channel_id("lobby-test")),
+            "delivery": canonical.b64encode(delivery(i)), "type": "join"})
+        sent = impostor.receive(str(identity(i).public), join, 0.0)
+    roster = next(s.data for s in sent if b'"roster"' in s.data)
+    # A joiner whose delivery key differs from the roster's entry, and one that asked for
+    # other stakes, both refuse the roster.
+    wrong_key = Lobby(identity(1), delivery(7), Offer("lobby-test", 4))
+    assert wrong_key.receive("anyone", roster, 0.0) == []
+    assert wrong_key.roster is None
+    assert "does not seat us" in wrong_key.refused[0]
+    picky = Lobby(identity(2), delivery(2), Offer("lobby-test", 4, stake=5))
+    assert picky.receive("anyone", roster, 0.0) == []
+    assert picky.roster is None
+    assert "stake" in picky.refused[0]
+    outsider = Lobby(identity(8), delivery(8), Offer("lobby-test", 4))
+    assert outsider.receive("anyone", roster, 0.0) == []
+    assert outsider.roster is None
+
+
+def test_an_acceptance_from_outside_the_roster_does_not_count() -> None:
+    lobbies = make_lobbies()
+    Net(lobbies).run()
+    stranger = Identity.from_seed(b"\x77" * 32)
+    roster = lobbies[1].roster
+    assert roster is not None
+    forged = encode_message(stranger, {
+        "channel": canonical.b64encode(channel_id("lobby-test")),
+        "roster": canonical.b64encode(roster.digest),
+        "table": canonical.b64encode(roster.table), "type": "accept"})
+    assert lobbies[1].receive(str(stranger.public), forged, 1.0) == []
+    assert "outside the roster" in lobbies[1].refused[-1]
+    assert stranger.public.raw not in lobbies[1].accepts
+
+
+def test_a_late_member_catches_up_from_the_others_after_the_creator_left() -> None:
+    lobbies = make_lobbies()
+    creator, late = lobbies[0], lobbies[3]
+    net = Net(lobbies)
+    got_roster = False
+
+    def keep(sender: str, recipient: str, data: bytes) -> bool:
+        nonlocal got_roster
+        if recipient != late.name:
+            return True
+        if got_roster:
+            return False  # from its roster on, the late member hears nothing
+        got_roster = late.roster is not None
+        return True
+
+    net.keep = keep
+    net.run(rounds=5)
+    assert late.roster is not None
+    assert not late.formed
+    assert all(lobby.formed for lobby in lobbies[:3])
+    # The creator leaves; the late member's request is answered by the other members.
+    del net.lobbies[creator.name]
+    net.keep = lambda _s, _r, _d: True
+    net.run(rounds=3)
+    assert late.accepts.keys() == {identity(i).public.raw for i in range(4)}
+    assert late.config() == lobbies[1].config()
+
+
+def test_offers_are_checked() -> None:
+    with pytest.raises(ValueError, match="seats"):
+        Offer("x", 1)
+    with pytest.raises(ValueError, match="plays with"):
+        Offer("x", 30, "wikipedia")
+    with pytest.raises(ValueError, match="table name"):
+        Offer("", 4)
+    with pytest.raises(ValueError, match="creator"):
+        Lobby(identity(0), delivery(0), Offer("x", 4), table=TABLE)
+
+
+def test_decode_message_raises_only_remote_errors() -> None:
+    for data in (b"", PREFIX, PREFIX + b"[]", PREFIX + b'{"body":1,"key":2,"sig":3}'):
+        with pytest.raises(LobbyError.__mro__[1]):  # RemoteProtocolError
+            decode_message(data)
+
+
+# -- over a real mesh -----------------------------------------------------------------
+
+
+def box_deliver(box: list[tuple[str, bytes]]) -> Callable[[str, bytes], None]:
+    return lambda sender, data: box.append((sender, data))
+
+
+def test_an_open_mesh_admits_any_proven_key_until_members_are_named() -> None:
+    asyncio.run(asyncio.wait_for(_open_mesh(), 20))
+
+
+async def _open_mesh() -> None:
+    ids = [identity(i) for i in range(3)]
+    meshes = [Mesh(i, channel_id("open"), None, backoff_max=0.2) for i in ids]
+    got: list[list[tuple[str, bytes]]] = [[] for _ in meshes]
+    tasks = [asyncio.create_task(m.run(box_deliver(box))) for m, box in zip(meshes, got,
+                                                                           strict=True)]
+    try:
+        for mesh in meshes:
+            await mesh.wait_ready()
+        meshes[1].add_peer(meshes[0].address)
+        meshes[2].add_peer(meshes[0].address)
+        await until(lambda: len(meshes[0].connected) == 2, what="two strangers admitted")
+        assert meshes[0].is_open
+        # Closing the lobby to members 0 and 1 cuts member 2 off.
+        meshes[0].set_members([ids[0].public, ids[1].public])
+        await until(lambda: meshes[0].connected == {str(ids[1].public)}, what="cut off")
+        assert not meshes[0].is_open
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_three_peers_form_a_table_and_play_a_hand_over_the_mesh_in_one_process() -> None:
+    """run_peer end to end in one process, with --peer addresses only (no zeroconf)."""
+    asyncio.run(asyncio.wait_for(_three_in_one_process(), 45))
+
+
+async def _three_in_one_process() -> None:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    name = "in-process"
+    settings = [PeerSettings(offer=Offer(name, 3, "wikipedia", 1, 10), create=True,
+                             port=port, discover=False, hands=1, timeout=40)] + [
+        PeerSettings(offer=Offer(name, 3), peers=(PeerAddress("127.0.0.1", port),),
+                     discover=False, hands=1, timeout=40) for _ in range(2)]
+    results = await asyncio.gather(*(run_peer(s) for s in settings))
+    assert sorted(r.seat for r in results) == ["P1", "P2", "P3"]
+    assert len({r.table for r in results}) == 1
+    hands = [[h.to_json() for h in r.hands] for r in results]
+    assert all(h == hands[0] for h in hands)
+    assert len(hands[0]) == 1
+
+
+# -- p2pkille tables --------------------------------------------------------------------
+
+
+def tables_json(seconds: float = 3.0) -> list[dict[str, object]]:
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "tables", "--interface",
+                           "127.0.0.1", "--json", "--seconds", str(seconds)], check=False,
+                          cwd=ROOT, capture_output=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    doc = json.loads(proc.stdout)
+    assert isinstance(doc, dict)
+    tables = doc["tables"]
+    assert isinstance(tables, list)
+    return tables
+
+
+@pytest.mark.multiprocess
+def test_tables_lists_a_table_while_any_of_its_peers_advertises_it() -> None:
+    """Every member advertises the table, so it stays listed after its creator left."""
+    table = os.urandom(16)
+    name = f"listed-{table.hex()[:8]}"
+
+    async def scenario() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        zc = open_zeroconf(["127.0.0.1"])
+        adverts = [Advertiser(zc, TableAdvert(table, name, "wikipedia", 2, 4, 4,
+                                              identity(i).public.fingerprint),
+                              40000 + i, ["127.0.0.1"]) for i in range(2)]
+        try:
+            await asyncio.gather(*(a.start() for a in adverts))
+            both = await asyncio.to_thread(tables_json)
+            await adverts[0].stop()  # the creator leaves
+            after = await asyncio.to_thread(tables_json)
+        finally:
+            for a in adverts:
+                await a.stop()
+            await zc.async_close()
+        return both, after
+
+    both, after = asyncio.run(asyncio.wait_for(scenario(), 40))
+    mine = [t for t in both if t["name"] == name]
+    assert len(mine) == 1
+    assert mine[0]["table"] == canonical.b64encode(table)
+    assert (mine[0]["ruleset"], mine[0]["stake"], mine[0]["taken"], mine[0]["wanted"]) == (
+        "wikipedia", 2, 4, 4)
+    peers = mine[0]["peers"]
+    assert isinstance(peers, list)
+    assert sorted(p["fingerprint"] for p in peers) == sorted(
+        identity(i).public.fingerprint for i in range(2))
+    left = [t for t in after if t["name"] == name]
+    assert len(left) == 1
+    assert left[0]["peers"] == [{"addresses": ["127.0.0.1:40001"],
+                                 "fingerprint": identity(1).public.fingerprint}]
+
+
+def test_tables_refuses_bad_arguments() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "tables", "--seconds", "soon"],
+                          check=False, cwd=ROOT, capture_output=True, timeout=30)
+    assert proc.returncode == 2
+    assert b"--seconds" in proc.stderr
+
+
+def test_a_key_file_is_created_private_and_read_back(tmp_path: Path) -> None:
+    from p2pkille.net.peer import KeyFileError, load_key
+    path = tmp_path / "me.key"
+    first = load_key(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert load_key(path).public == first.public
+    path.write_text("00" * 31 + "\n")
+    with pytest.raises(KeyFileError, match="64 hex digits"):
+        load_key(path)
+
+
+@pytest.mark.multiprocess
+def test_tables_watch_shows_a_table_as_it_appears() -> None:
+    table = os.urandom(16)
+    name = f"watched-{table.hex()[:8]}"
+    watcher = subprocess.Popen([sys.executable, "-m", "cli.main", "tables", "--interface",
+                                "127.0.0.1", "--watch", "--json", "--seconds", "8"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    async def advertise() -> None:
+        await asyncio.sleep(2)  # the watcher has printed its first (empty) list by then
+        zc = open_zeroconf(["127.0.0.1"])
+        advert = Advertiser(zc, TableAdvert(table, name, "wikipedia", 1, 1, 3,
+                                            identity(3).public.fingerprint),
+                            40100, ["127.0.0.1"])
+        try:
+            await advert.start()
+            await asyncio.sleep(3)
+        finally:
+            await advert.stop()
+            await zc.async_close()
+
+    try:
+        asyncio.run(asyncio.wait_for(advertise(), 30))
+        out, err = watcher.communicate(timeout=20)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait()
+    assert watcher.returncode == 0, err.decode(errors="replace")
+    lists = [json.loads(line)["tables"] for line in out.decode().splitlines()]
+    named = [[t for t in tables if t["name"] == name] for tables in lists]
+    assert named[0] == []
+    assert any(len(found) == 1 and found[0]["taken"] == 1 and found[0]["wanted"] == 3
+               for found in named[1:])
+
+
+def test_node_input_waits_for_the_node_within_a_bound_and_lobby_input_goes_to_the_lobby(
+) -> None:
+    from p2pkille.net import peer
+    board = peer._Switchboard()
+    lobby_got: list[bytes] = []
+    board.on_lobby = lambda _s, d: lobby_got.append(d)
+    board.deliver("a", PREFIX + b"{}")
+    board.deliver("a", b"{envelope 1}")
+    board.deliver("b", b"x" * (peer.MAX_BUFFERED - 20))
+    board.deliver("b", b"y" * 100)  # over the bound: dropped
+    assert lobby_got == [PREFIX + b"{}"]
+    assert board.dropped == 1
+    node_got: list[tuple[str, bytes]] = []
+    board.attach(lambda s, d: node_got.append((s, d)))
+    assert [s for s, _ in node_got] == ["a", "b"]
+    board.deliver("c", b"{envelope 2}")
+    assert node_got[-1] == ("c", b"{envelope 2}")
