@@ -47,7 +47,7 @@ from p2pkille.engine.machine import TRANSITIONS, Claim, Expect, Game, HandResult
 from p2pkille.engine.options import PRESETS, RuleOptions, options_from_json
 from p2pkille.engine.peer import FalseFact, PeerView
 from p2pkille.engine.referee import Referee, oracle_fact
-from p2pkille.engine.view import Decider, SeatView
+from p2pkille.engine.view import Decider, DecisionPending, SeatView
 
 __all__ = [
     "DECK",
@@ -63,6 +63,7 @@ __all__ = [
     "Deal",
     "Decider",
     "Decision",
+    "DecisionPending",
     "Decline",
     "Disclosure",
     "EngineError",

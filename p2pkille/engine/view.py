@@ -125,8 +125,20 @@ class SeatView:
         return self.game.n_alive
 
 
+class DecisionPending(Exception):
+    """Raised by a decider that has no answer yet (a person still choosing).
+
+    A table node then sends nothing for that seat and asks again on its next
+    ``receive`` or ``wake``; whoever holds the answer makes the node run again
+    (``Driver.poke``). The referee, which plays at full speed, does not accept it.
+    """
+
+
 class Decider(Protocol):
-    """What the drivers ask a seat's strategy. Every answer must be legal."""
+    """What the drivers ask a seat's strategy. Every answer must be legal.
+
+    A method may raise :class:`DecisionPending` when driven by a table node.
+    """
 
     def turn(self, view: SeatView) -> Decision:
         """Keep, Swap (with a pick where allowed), AskRedeal or Sell."""

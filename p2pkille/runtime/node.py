@@ -43,7 +43,7 @@ from p2pkille.engine.facts import (
 )
 from p2pkille.engine.machine import GameSnapshot, Phase
 from p2pkille.engine.peer import FalseFact, PeerView
-from p2pkille.engine.view import Decider
+from p2pkille.engine.view import Decider, DecisionPending
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.config import TableConfig, card_deck, genesis, seat_name
@@ -320,7 +320,9 @@ class TableNode:
                     self._voted.add((hand.number, step))
                     self._emit(out, msg.TIMEOUT, {"at": at, "hand": hand.number,
                                                   "seat": seat, "stage": stage})
-            self._pump(out)
+        # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
+        # its person could not make before may be ready now.
+        self._pump(out)
         return out
 
     def _step_now(self) -> tuple[int, int]:
@@ -1420,7 +1422,13 @@ class TableNode:
                 body["shares"] = self._open_entries(hand, game.hold[game.tgt])
             self._emit(out, msg.DISCLOSE, body)
         else:
-            fact = self._decide(phase, seat)
+            try:
+                fact = self._decide(phase, seat)
+            except DecisionPending:
+                # A person is still choosing: nothing was sent, so forget the mark and
+                # ask again on the next receive or wake.
+                self._sent.discard(("decide", n, self._facts))
+                return False
             self._emit(out, msg.ACT, {"fact": fact_to_dict(fact), "hand": n})
         return True
 
