@@ -2,8 +2,7 @@
 
 Each command module exposes ``register(subparsers)`` that adds its parser and
 sets ``func`` to a callable taking the parsed namespace and returning an exit
-status. Modules are imported lazily so one command's dependencies do not slow
-down another.
+status.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from p2pkille import __version__
 
 # One line per command module under cli/ (add yours here).
 COMMANDS: tuple[str, ...] = (
+    "play",
     "peer",
     "replay",
     "selfplay",

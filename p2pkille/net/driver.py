@@ -74,6 +74,7 @@ class Driver:
         self._timer_at = math.inf
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = False
 
     def now(self) -> float:
         """The node's clock: the running loop's monotonic time, in seconds."""
@@ -83,6 +84,21 @@ class Driver:
     def stop(self) -> None:
         """Ask :meth:`run` to cancel the node and the transport and return."""
         self._stopping.set()
+
+    def poke(self) -> None:
+        """Let the node act now: ``node.wake`` at the current time, its outputs carried out
+        at once. For a decider that answered after the node asked (a human seat). Before the
+        node started, or once :meth:`run` ended, it does nothing (``start`` acts anyway).
+        Call it from the driver's loop, outside the node's own calls."""
+        if not self._started:
+            return
+        now = self.now()
+        try:
+            outputs: object = self.node.wake(now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {self.name!r} in wake (poke) at t={now!r}")
+            raise
+        self._apply(outputs, "poke")
 
     async def run(self) -> None:
         """Run the transport and the node in a task group until :meth:`stop` is called."""
@@ -97,6 +113,7 @@ class Driver:
                 node.cancel()
                 transport.cancel()
         finally:
+            self._started = False
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -112,6 +129,7 @@ class Driver:
         except Exception as exc:
             exc.add_note(f"raised by node {self.name!r} in start at t={now!r}")
             raise
+        self._started = True
         self._apply(outputs, "start")
         queue = self._queue
         while True:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from p2pkille.net import Driver, DriverError, Mesh
-from p2pkille.runtime.io import Output, WakeAt
+from p2pkille.runtime.io import Output, Send, WakeAt
 from tests.net.nodes import identity
 
 TABLE = b"test-table-driver"
@@ -69,3 +69,48 @@ def test_an_exception_from_the_node_ends_the_run_with_a_note() -> None:
     assert info.group_contains(KeyError)
     (error,) = info.value.exceptions
     assert "in wake at t=" in " ".join(getattr(error, "__notes__", []))
+
+
+class Counts:
+    """Counts its wakes; each returns one loop-back Send so the effect is visible."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.wakes = 0
+        self.got: list[bytes] = []
+
+    def start(self, now: float) -> Sequence[Output]:
+        return []
+
+    def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        self.got.append(data)
+        return []
+
+    def wake(self, now: float) -> Sequence[Output]:
+        self.wakes += 1
+        return [Send(b"woke %d" % self.wakes, to=self.name)]
+
+
+def test_poke_wakes_the_node_at_once_and_carries_out_its_outputs() -> None:
+    ident = identity(0)
+    mesh = Mesh(ident, TABLE, [ident.public])
+    node = Counts(mesh.name)
+    driver = Driver(node, mesh)
+    driver.poke()  # not started: nothing happens
+    assert node.wakes == 0
+
+    async def main() -> None:
+        task = asyncio.create_task(driver.run())
+        async with asyncio.timeout(5):
+            while not driver._started:
+                await asyncio.sleep(0.01)
+            driver.poke()
+            assert node.wakes == 1  # at once, not on a later loop turn
+            while not node.got:
+                await asyncio.sleep(0.01)
+        driver.stop()
+        await task
+
+    asyncio.run(main())
+    assert node.got == [b"woke 1"]
+    assert driver.sent == 1

@@ -1,0 +1,89 @@
+"""A table node that tells the screen what happens.
+
+It records what the screen shows: the game's events as they happen (with the game
+state of that moment, for the narration) and each committed hand's audit figures.
+Decisions a person has not made yet need nothing here: ``TableNode`` itself honours
+:class:`~p2pkille.engine.view.DecisionPending`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from p2pkille.engine.events import Event
+from p2pkille.engine.facts import Fact
+from p2pkille.engine.machine import Game
+from p2pkille.engine.view import Decider
+from p2pkille.runtime.config import TableConfig
+from p2pkille.runtime.node import TableNode, Timing
+from protocol.identity import Identity
+from protocol.keys import DeliveryKeyPair
+
+__all__ = ["HandAudit", "HumanTableNode"]
+
+EventListener = Callable[[Event, Game], None]
+
+
+@dataclass(frozen=True, slots=True)
+class HandAudit:
+    """What this node checked for one committed hand."""
+
+    hand: int
+    shuffle_steps: int
+    """Shuffle steps whose proofs (the revealed witnesses) the audit replayed."""
+    shares: int
+    """Decryption shares with a DLEQ proof this node verified."""
+    signatures: int
+    """Checkpoint signatures verified."""
+    checkpoint: str
+    dealt: tuple[int, ...] = ()
+    """The seats dealt a card, in turn order: token ``i`` went to ``dealt[i]``."""
+
+
+class HumanTableNode(TableNode):
+    """A :class:`TableNode` that reports events and audits to the screen."""
+
+    listener: EventListener | None = None
+
+    def __init__(self, name: str, identity: Identity, delivery: DeliveryKeyPair,
+                 config: TableConfig, decider: Decider, seed: bytes,
+                 timing: Timing | None = None) -> None:
+        super().__init__(name, identity, delivery, config, decider, seed,
+                         timing or Timing())
+        self.audits: dict[int, HandAudit] = {}
+        self.listener = None
+        self._told = 0
+
+    def _next_hand(self) -> None:
+        view = self.view
+        if view is not None and view.game.events is None:
+            view.game.events = []
+        super()._next_hand()
+        self._tell()
+
+    def _feed(self, fact: Fact) -> None:
+        super()._feed(fact)
+        self._tell()
+
+    def _tell(self) -> None:
+        view = self.view
+        if view is None or view.game.events is None:
+            return
+        events = view.game.events
+        self._told = min(self._told, len(events))  # a voided hand restored the game
+        new, self._told = events[self._told:], len(events)
+        if self.listener is not None:
+            for event in new:
+                self.listener(event, view.game)
+
+    def _commit(self) -> None:
+        hand = self.hand
+        assert hand is not None
+        assert hand.checkpoint is not None
+        shares = len(hand.public) + len(hand.draws) + sum(len(c) for c in hand.custody.values())
+        result = self.view.game.result if self.view is not None else None
+        self.audits[hand.number] = HandAudit(hand.number, len(hand.steps), shares,
+                                             len(hand.agreed), hand.checkpoint.id.hex(),
+                                             result.dealt if result is not None else ())
+        super()._commit()

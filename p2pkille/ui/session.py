@@ -1,0 +1,135 @@
+"""A table of one human and N bots, every one a real peer of the protocol.
+
+Each peer has its own identity, delivery key and secret seed; they all run as
+:class:`~p2pkille.net.driver.Driver` tasks on one asyncio loop over a
+:class:`~p2pkille.ui.localnet.LocalNet`. The human's node is a
+:class:`~p2pkille.ui.hooknode.HumanTableNode` with a
+:class:`~p2pkille.ui.human.HumanDecider`; after the player answers,
+:meth:`LocalTable.decided` pokes its driver so the node acts at once. With
+``TableSpec.pace`` each bot takes that long over a decision (a
+:class:`~p2pkille.ui.paced.PacedDecider`), so a person can follow the play.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from p2pkille.bots.tableaware import make_bot
+from p2pkille.engine.view import Decider
+from p2pkille.net.driver import Driver
+from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.ui.hooknode import HumanTableNode
+from p2pkille.ui.human import HumanDecider
+from p2pkille.ui.localnet import LocalNet
+from p2pkille.ui.paced import PacedDecider
+from protocol.domain import hash32
+from protocol.identity import Identity
+from protocol.keys import DeliveryKeyPair
+
+__all__ = ["BOT_NAMES", "LocalTable", "TableSpec", "local_table"]
+
+BOT_NAMES: Final = ("Anna", "Björn", "Cecilia", "David", "Eva", "Fredrik", "Greta", "Hugo",
+                    "Ingrid", "Johan", "Karin", "Lars")
+BOT_KINDS: Final = ("tableaware", "threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    """What the player chose for a table with bots."""
+
+    bots: int = 3
+    ruleset: str = "wikipedia"
+    stake: int = 1
+    chips: int = 10
+    name: str = "Du"
+    seed: int | None = None
+    pace: float = 0.0
+    """Seconds each bot takes over a decision (0: at once), so a person can follow."""
+
+
+class LocalTable:
+    """The peers of one local table; :meth:`run` drives them until :meth:`stop`."""
+
+    def __init__(self, spec: TableSpec, net: LocalNet, human: HumanTableNode,
+                 decider: HumanDecider, bots: Sequence[TableNode],
+                 names: dict[str, str]) -> None:
+        self.spec = spec
+        self.net = net
+        self.human = human
+        self.decider = decider
+        self.bots = list(bots)
+        self.names_by_peer = names
+        self.drivers = [Driver(node, net.transport(node.name)) for node in [human, *bots]]
+        self.driver = self.drivers[0]
+
+    @property
+    def nodes(self) -> list[TableNode]:
+        return [self.human, *self.bots]
+
+    def seat_names(self) -> list[str]:
+        """Display names in seat order, once the genesis has seated everyone."""
+        node = self.human
+        if not node.member_of:
+            return []
+        by_member = {n.me: self.names_by_peer[n.name] for n in self.nodes}
+        return [by_member[m] for m in node.member_of]
+
+    def decided(self) -> None:
+        """The player answered: let the human's node act now."""
+        self.driver.poke()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for driver in self.drivers:
+                tg.create_task(driver.run())
+
+    def stop(self) -> None:
+        for driver in self.drivers:
+            driver.stop()
+
+
+def _derive(seed: int, *parts: str) -> bytes:
+    return hash32("play-table", seed.to_bytes(8, "big"), *(p.encode() for p in parts))
+
+
+def local_table(spec: TableSpec, timing: Timing | None = None) -> LocalTable:
+    """Build the table (nothing runs until :meth:`LocalTable.run`). ``spec.seed`` fixes
+    every key and secret (tests); without it they come from the operating system."""
+    seed = spec.seed if spec.seed is not None else int.from_bytes(os.urandom(8), "big")
+    count = spec.bots + 1
+    identities = [Identity.from_seed(_derive(seed, "identity", str(i))) for i in range(count)]
+    delivery = [DeliveryKeyPair.from_private(_derive(seed, "delivery", str(i)))
+                for i in range(count)]
+    config = TableConfig(
+        table_id=_derive(seed, "table")[:16], name=f"{spec.name[:40]} + bots",
+        ruleset=spec.ruleset,
+        members=tuple(Member(identities[i].public, delivery[i].public) for i in range(count)),
+        stake=spec.stake, chips=spec.chips,
+    )
+    peers = [f"peer{i}" for i in range(count)]
+    decider = HumanDecider()
+    human = HumanTableNode(peers[0], identities[0], delivery[0], config, decider,
+                           _derive(seed, "secret", "0"), timing)
+    rng = random.Random(seed)
+    bots: list[TableNode] = []
+    paced: list[PacedDecider] = []
+    for i in range(1, count):
+        bot: Decider = make_bot(BOT_KINDS[i % len(BOT_KINDS)], rng)
+        if spec.pace > 0:
+            bot = PacedDecider(bot, spec.pace)
+            paced.append(bot)
+        bots.append(HumanTableNode(peers[i], identities[i], delivery[i], config, bot,
+                                   _derive(seed, "secret", str(i)), timing))
+    names = {peers[0]: spec.name, **{peers[i]: BOT_NAMES[(i - 1) % len(BOT_NAMES)]
+                                     for i in range(1, count)}}
+    table = LocalTable(spec, LocalNet(peers), human, decider, bots, names)
+    if paced:
+        for pacer, driver in zip(paced, table.drivers[1:], strict=True):
+            pacer.poke = driver.poke
+    return table

@@ -1,0 +1,250 @@
+"""The UI's parts on their own: the human decider, the local net, the texts, the command."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import string
+from collections.abc import Callable
+
+import pytest
+
+from cli.main import main
+from p2pkille.bots.randombot import RandomBot
+from p2pkille.engine.facts import (
+    AskRedeal,
+    BuyIn,
+    Cut,
+    Deal,
+    Decline,
+    Keep,
+    SaleAnswer,
+    Sell,
+    Swap,
+    Vote,
+    VoteChoice,
+)
+from p2pkille.engine.machine import Game, Phase
+from p2pkille.engine.options import PRESETS
+from p2pkille.engine.peer import PeerView
+from p2pkille.engine.referee import Referee
+from p2pkille.engine.view import DecisionPending
+from p2pkille.ui import i18n, svenska
+from p2pkille.ui.human import Ask, HumanDecider, Request
+from p2pkille.ui.localnet import LocalNet
+from p2pkille.ui.session import TableSpec, local_table
+
+DECISIONS = (Keep, Swap, AskRedeal, Sell, Vote, SaleAnswer, Cut, BuyIn, Decline)
+
+
+def dealt_view() -> PeerView:
+    view = PeerView(PRESETS["wikipedia"], ["a", "b", "c"], stake=1, chips=5, own_seat=0)
+    view.feed(Deal())
+    return view
+
+
+def test_the_human_decider_asks_then_uses_the_answer_once() -> None:
+    view = dealt_view()
+    seat = view.game.expect_seat
+    assert seat is not None
+    asked: list[Request] = []
+    decider = HumanDecider(asked.append)
+    with pytest.raises(DecisionPending):
+        decider.turn(view.view(seat))
+    with pytest.raises(DecisionPending):
+        decider.turn(view.view(seat))  # asked again: the same question, told once
+    assert len(asked) == 1
+    assert asked[0].ask is Ask.TURN
+    decider.answer(Swap(seat))
+    assert decider.turn(view.view(seat)) == Swap(seat)
+    assert decider.request is None
+    with pytest.raises(ValueError, match="no decision is pending"):
+        decider.answer(Keep(seat))
+
+
+def test_a_stale_answer_is_not_used_for_a_later_question() -> None:
+    view = dealt_view()
+    seat = view.game.expect_seat
+    assert seat is not None
+    decider = HumanDecider()
+    with pytest.raises(DecisionPending):
+        decider.turn(view.view(seat))
+    decider.answer(Keep(seat))
+    view.feed(Keep(seat))  # the game moved on without using the answer
+    nxt = view.game.expect_seat
+    assert nxt is not None
+    with pytest.raises(DecisionPending):
+        decider.turn(view.view(nxt))
+    with pytest.raises(DecisionPending):
+        decider.vote(view.view(nxt))  # another kind of question: not answered either
+    decider.answer(VoteChoice.AGREE)
+    assert decider.vote(view.view(nxt)) is VoteChoice.AGREE
+
+
+def test_the_local_net_delivers_in_order_and_a_vanished_peer_is_cut_off() -> None:
+    net = LocalNet(["a", "b", "c"])
+    got: dict[str, list[tuple[str, bytes]]] = {"a": [], "b": [], "c": []}
+
+    async def main() -> None:
+        transports = {n: net.transport(n) for n in "abc"}
+        def inbox(name: str) -> Callable[[str, bytes], None]:
+            return lambda sender, data: got[name].append((sender, data))
+
+        tasks = [asyncio.create_task(t.run(inbox(n))) for n, t in transports.items()]
+        async with asyncio.timeout(2):
+            await transports["a"].wait_ready()
+        assert transports["a"].send(None, b"1") == 2
+        assert transports["a"].send("b", b"2") == 1
+        assert got["b"] == []  # never inside send
+        await asyncio.sleep(0)
+        net.vanish("c")
+        assert transports["c"].send(None, b"3") == 0
+        assert transports["b"].send(None, b"4") == 1
+        await asyncio.sleep(0.01)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(main())
+    assert got["b"] == [("a", b"1"), ("a", b"2")]
+    assert got["a"] == [("b", b"4")]
+    assert got["c"] == [("a", b"1")]
+    with pytest.raises(ValueError, match="not one of the peers"):
+        net.transport("d")
+
+
+def test_a_human_seat_with_late_answers_plays_a_whole_game_with_real_peers() -> None:
+    table = local_table(TableSpec(bots=2, seed=3, chips=3))
+    answered = []
+
+    def on_request(request: Request) -> None:
+        def later() -> None:
+            view = request.view
+            value: object = {Ask.TURN: Swap(view.seat), Ask.CUT: 0}.get(request.ask, False)
+            table.decider.answer(value)
+            answered.append(request.ask)
+            table.decided()
+        asyncio.get_running_loop().call_later(0.005, later)
+
+    table.decider.on_request = on_request
+
+    async def main() -> None:
+        task = asyncio.create_task(table.run())
+        async with asyncio.timeout(60):
+            while not all(n.done for n in table.nodes):
+                await asyncio.sleep(0.02)
+        table.stop()
+        await task
+
+    asyncio.run(main())
+    assert Ask.TURN in answered
+    first = [o.checkpoint for o in table.human.outcomes]
+    assert first
+    assert all([o.checkpoint for o in n.outcomes] == first for n in table.nodes)
+    assert all(o.agreed_by == o.holders for o in table.human.outcomes)
+    assert set(table.human.audits) == {o.hand for o in table.human.outcomes}
+    assert table.seat_names()
+    assert sorted(table.seat_names()) == ["Anna", "Björn", "Du"]
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_text_has_the_same_fields_in_both_languages() -> None:
+    for key, (sv, en) in i18n._TEXTS.items():
+        assert fields(sv) == fields(en), key
+        assert not fields(sv) & {"name", "lang"}, key
+
+
+def test_the_language_comes_from_the_locale() -> None:
+    assert i18n.default_lang({"LANG": "sv_SE.UTF-8"}) == "sv"
+    assert i18n.default_lang({"LC_ALL": "en_GB.UTF-8", "LANG": "sv_SE.UTF-8"}) == "en"
+    assert i18n.default_lang({}) == "en"
+    with pytest.raises(KeyError, match="unknown language"):
+        i18n.text("title", "de")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--bots", "0"], "--bots must be at least 1"),
+    (["--bots", "x"], "--bots must be a whole number"),
+    (["--ruleset", "poker"], "unknown ruleset 'poker'"),
+    (["--chips", "1", "--stake", "2"], "--chips 1 must cover the stake 2"),
+    (["--name", "Anna"], "not a bot's name"),
+    (["--bots", "1"], "2..12 bots"),
+    (["--pace", "slow"], "--pace must be a number"),
+    (["--pace", "-1"], "--pace must be 0..30"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_without_a_terminal_play_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--bots", "3", "--seed", "1"]) == 1
+    assert "needs a terminal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ruleset", sorted(PRESETS))
+def test_the_swedish_narration_tells_every_event_of_whole_games(ruleset: str) -> None:
+    kinds: set[str] = set()
+    for seed in range(12):
+        rng = random.Random(seed)
+        options = PRESETS[ruleset]
+        names = [f"S{i}" for i in range(max(options.min_players, 3 + seed % 3))]
+        game = Game(options, names, stake=1, chips=3, dealer=0, record_events=True)
+        referee = Referee(game, [RandomBot(rng) for _ in names], rng)
+        told = 0
+        hands = 0
+        while not game.over and hands < 60:
+            referee.apply(referee.next_fact())
+            hands += game.phase == Phase.DEAL
+            assert game.events is not None
+            for event in game.events[told:]:
+                line = svenska.tell(event, game, names, {})
+                assert line != f"  {event.kind}", event  # every kind has its words
+                kinds.add(event.kind)
+            told = len(game.events)
+    assert {"deal", "keep", "offer", "showdown", "died"} <= kinds
+
+
+def test_paced_bots_take_their_time_and_still_finish_the_game() -> None:
+    pace = 0.15  # well above the unpaced game (about 0.3 s here, 5 bot decisions)
+    table = local_table(TableSpec(bots=2, seed=4, chips=2, pace=pace))
+
+    def on_request(request: Request) -> None:
+        def now() -> None:
+            value: object = {Ask.TURN: Keep(request.view.seat), Ask.CUT: 0}.get(
+                request.ask, False)
+            table.decider.answer(value)
+            table.decided()
+        asyncio.get_running_loop().call_soon(now)
+
+    table.decider.on_request = on_request
+    wall = 0.0
+
+    async def main() -> None:
+        nonlocal wall
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        task = asyncio.create_task(table.run())
+        async with asyncio.timeout(60):
+            while not all(n.done for n in table.nodes):
+                await asyncio.sleep(0.005)
+        wall = loop.time() - start
+        table.stop()
+        await task
+
+    asyncio.run(main())
+    first = [o.checkpoint for o in table.human.outcomes]
+    assert first
+    assert all([o.checkpoint for o in n.outcomes] == first for n in table.nodes)
+    me = table.human.my_seat
+    decisions = [f for o in table.human.outcomes for f in o.facts
+                 if isinstance(f, DECISIONS) and f.seat != me]
+    assert decisions
+    # The table waits for each bot decision in turn, and each took the pace.
+    assert wall >= len(decisions) * pace

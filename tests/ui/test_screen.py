@@ -1,0 +1,293 @@
+"""The application driven through prompt-toolkit's pipe input with a dummy output.
+
+A table of the player and three bot peers (real protocol nodes over the in-memory
+net) plays whole hands; the keys go through the application's key bindings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.io import Output
+from p2pkille.ui.hooknode import HumanTableNode
+from p2pkille.ui.human import Ask, Request
+from p2pkille.ui.model import MIN_HEIGHT, MIN_WIDTH, Mode
+from protocol import canonical
+from tests.ui.pilot import answer_one, run_with, setup, wait_for
+
+
+@pytest.fixture
+def inp() -> Iterator[PipeInput]:
+    with create_pipe_input() as pipe:
+        yield pipe
+
+
+def marker_seat(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith("▶"):
+            return line[1:].split()[0]
+    return None
+
+
+def my_card(text: str) -> str | None:
+    found = re.search(r"│\s*(.+?)\s*│\s+rank (\d+) of 21", text)
+    return found.group(1) if found else None
+
+
+def test_a_whole_game_with_keys(inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=11)
+    seen: list[str] = []
+    changed: list[tuple[str, str]] = []
+
+    async def sample() -> None:
+        while True:
+            seen.append(screen.text(100, 40))
+            await asyncio.sleep(0.005)
+
+    async def body() -> None:
+        sampler = asyncio.create_task(sample())
+        decider = table.decider
+        await wait_for(lambda: decider.request is not None)
+        first = screen.text(100, 40)
+        assert "Pot: 4" in first
+        assert my_card(first) is not None, first
+        assert marker_seat(first) == "Tester"
+        assert "Your moves:" in first
+        assert "k  keep" in first
+
+        # Illegal keys do nothing and say why.
+        request = decider.request
+        inp.send_text("x")
+        await wait_for(lambda: "The key x does nothing now" in screen.text(100, 40))
+        assert decider.request is request
+        if request is not None and request.ask is Ask.TURN:
+            inp.send_text("r")
+            await wait_for(lambda: "A redeal cannot be asked now" in screen.text(100, 40))
+            inp.send_text("3")
+            await wait_for(lambda: "You cannot pick a card" in screen.text(100, 40))
+            assert decider.request is request
+
+        game = screen.game
+        assert game is not None
+        while not game.over:
+            before = screen.text(100, 40)
+            request = await answer_one(screen, inp)
+            if request.ask is Ask.TURN and "s  swap with the next player" in before:
+                hand, held = game.hand_no, my_card(before)
+
+                def moved(hand: int = hand, held: str | None = held) -> bool:
+                    return game.over or game.hand_no != hand or (
+                        my_card(screen.text(100, 40)) != held)
+
+                await wait_for(moved)
+                after = screen.text(100, 40)
+                if game.hand_no == hand and my_card(after) not in (None, my_card(before)):
+                    changed.append((str(my_card(before)), str(my_card(after))))
+            await wait_for(lambda: game.over or decider.request is not None, 30)
+        await wait_for(lambda: "wins the game" in screen.text(100, 40))
+        sampler.cancel()
+
+    asyncio.run(run_with(app, table, screen, body))
+    final = screen.text(100, 40)
+    game = screen.game
+    assert game is not None
+    assert game.winner is not None
+    winner = table.seat_names()[game.winner]
+    assert f"{winner}" in final
+    assert "wins the game and takes the pot" in final
+    # The turn marker moved round the table.
+    assert len({marker_seat(t) for t in seen} - {None}) >= 2
+    # A swap changed the player's card at least once.
+    assert changed, "no swap changed the card"
+    # The showdown was told, naming who died, and each hand was verified by every peer.
+    log = "\n".join(screen.log)
+    assert "«På rygg!»" in log
+    assert re.search(r"dies: lowest card at the showdown|dies: the husar hews", log)
+    assert any(re.search(r"Died in hand \d+: \w+", t) for t in seen)
+    assert any("verified by all 4 peers" in t for t in seen)
+    assert all(n.done for n in table.nodes)
+    checkpoints = {tuple(o.checkpoint for o in n.outcomes) for n in table.nodes}
+    assert len(checkpoints) == 1
+
+
+def test_help_audit_and_language(inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=12)
+
+    async def body() -> None:
+        await answer_one(screen, inp)
+        await wait_for(lambda: bool(table.human.outcomes), 30)
+        inp.send_text("h")
+        await wait_for(lambda: screen.mode is Mode.HELP)
+        help_text = screen.text(100, 60)
+        assert "Help: rules and keys" in help_text
+        assert "This table's rules (wikipedia):" in help_text
+        assert "max_pick: 1" in help_text
+        assert "Keys: k keep" in help_text
+        inp.send_text("a")
+        await wait_for(lambda: screen.mode is Mode.AUDIT)
+        audit = screen.text(100, 40)
+        assert "Shuffle steps checked: 4" in audit
+        assert re.search(r"Checkpoint hash: [0-9a-f]{64}", audit)
+        assert re.search(r"Decryption shares with DLEQ proofs checked: [1-9]\d*", audit)
+        assert "Checkpoint signatures: 4 of 4" in audit
+        dealt = re.search(r"Dealt \(as the audit after the reveal shows\): (.+)", audit)
+        assert dealt is not None
+        assert len(dealt.group(1).split(", ")) == 4
+        assert "Tester (you) " in dealt.group(1)
+        inp.send_text("l")
+        await wait_for(lambda: screen.lang == "sv")
+        assert "Granskning av giv" in screen.text(100, 40)
+        told = "\n".join(screen.log)
+        assert re.search(r"^Giv 1: .+ ger, .+ är förhand\. Potten 4\.$", told, re.MULTILINE)
+        assert "«På rygg!» (korten vänds upp)" in told
+        inp.send_text("\x1b")
+        await wait_for(lambda: screen.mode is Mode.TABLE)
+        assert "Potten:" in screen.text(100, 40)
+
+    asyncio.run(run_with(app, table, screen, body))
+
+
+def test_a_too_small_window_says_so(inp: PipeInput) -> None:
+    _table, screen, _app, _clock = setup(inp)
+    small = screen.text(MIN_WIDTH - 1, 30)
+    assert small == (f"The window is too small: {MIN_WIDTH - 1}x30, need at least "
+                     f"{MIN_WIDTH}x{MIN_HEIGHT}. Make it larger.")
+    assert "too small" in screen.text(100, MIN_HEIGHT - 1)
+    narrow = screen.text(40, 10).splitlines()
+    assert all(len(line) < 40 for line in narrow)
+    assert " ".join(narrow).startswith("The window is too small: 40x10")
+    assert "too small" not in screen.text(MIN_WIDTH, MIN_HEIGHT)
+
+
+def test_keys_when_nothing_is_asked_say_why(inp: PipeInput) -> None:
+    _table, screen, _app, _clock = setup(inp)
+    screen.press("k")
+    assert screen.notice == "Nothing to choose right now."
+    screen.press("q")
+    assert not screen.quit
+    assert "Press q again" in screen.notice
+    screen.press("q")
+    assert screen.quit
+
+
+def test_a_vanished_peer_is_named(inp: PipeInput) -> None:
+    table, screen, app, clock = setup(inp, seed=13)
+
+    async def body() -> None:
+        await answer_one(screen, inp)
+        for bot in table.bots:
+            table.net.vanish(bot.name)
+        me = table.human.my_seat
+        await wait_for(lambda: bool([s for s in screen._waiting() if s != me]))
+        screen.text(100, 40)
+        clock.now += 25
+        text = screen.text(100, 40)
+        assert "has not answered for 25 s: the peer may have vanished" in text, text
+
+    asyncio.run(run_with(app, table, screen, body))
+
+
+def test_a_failing_table_is_a_message_not_a_traceback(inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=14)
+    bot = table.bots[0]
+
+    def broken(sender: str, data: bytes, now: float) -> list[object]:
+        raise RuntimeError("the bot's node broke")
+
+    bot.receive = broken  # type: ignore[method-assign,assignment]
+
+    async def body() -> None:
+        await wait_for(lambda: screen.failure is not None)
+        text = screen.text(100, 40)
+        assert "The table cannot go on: RuntimeError: the bot's node broke" in text
+        inp.send_text("q")
+        await wait_for(lambda: not app.is_running)
+
+    asyncio.run(run_with(app, table, screen, body))
+    assert screen.quit
+
+
+class BadKey(HumanTableNode):
+    """Announces its hand key with a proof that does not hold."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.KEY:
+            raw = bytearray(canonical.b64decode(str(body["share"])))
+            raw[40] ^= 1
+            body = {**body, "share": canonical.b64encode(bytes(raw))}
+        super()._emit(out, kind, body)
+
+
+def test_an_accusation_is_shown_with_who_was_expelled(inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=15)
+    cheater = table.bots[1]
+    cheater.__class__ = BadKey
+    cheater_name = table.names_by_peer[cheater.name]
+
+    async def body() -> None:
+        await wait_for(lambda: bool(table.human.outcomes), 30)
+
+    asyncio.run(run_with(app, table, screen, body))
+    outcome = table.human.outcomes[0]
+    assert outcome.voided
+    text = screen.text(100, 40)
+    line = next(line for line in text.splitlines() if "voided" in line)
+    assert re.match(rf"Hand 1 voided: .+ accuses {cheater_name}: .+ \(proven\)", line), line
+    assert line.endswith(f"Expelled: {cheater_name}")
+    seat = next(line for line in text.splitlines() if line[2:].startswith(cheater_name))
+    assert re.search(r"\bout\b", seat), seat
+
+
+def adventurous(request: Request) -> str:
+    """Uses the endgame keys where they are open: picks, redeals, sales, 'it depends'."""
+    view = request.view
+    if request.ask is Ask.TURN:
+        if view.buyers:
+            return "b"
+        if view.can_redeal:
+            return "r"
+        if view.is_drawer and view.options.max_pick > 1:
+            return str(view.options.max_pick)
+        return "s"
+    if request.ask is Ask.VOTE:
+        return "d" if view.can_depend else "y"
+    if request.ask is Ask.SALE:
+        return "y" if view.sale is not None and view.sale[1] <= view.chips else "n"
+    if request.ask is Ask.CUT:
+        return "1" if len(view.game.stock) > 1 else "0"
+    return "y" if 0 < view.price <= view.chips else "n"
+
+
+@pytest.mark.parametrize(("ruleset", "seed", "used"), [
+    ("bytes-kille", 25, "4"),  # the drawer picks the 4th stock card
+    ("enkortskille", 22, "b"),  # the player sells its card
+])
+def test_whole_games_in_the_other_rulesets(inp: PipeInput, ruleset: str, seed: int,
+                                           used: str) -> None:
+    table, screen, app, _clock = setup(inp, seed=seed, ruleset=ruleset, chips=4)
+    keys: list[str] = []
+
+    def policy(request: Request) -> str:
+        keys.append(adventurous(request))
+        return keys[-1]
+
+    async def body() -> None:
+        game = None
+        while game is None or not game.over:
+            await answer_one(screen, inp, policy)
+            game = screen.game
+            await wait_for(lambda: screen.game is not None and (
+                screen.game.over or table.decider.request is not None), 30)
+        await wait_for(lambda: "wins the game" in screen.text(100, 40))
+
+    asyncio.run(run_with(app, table, screen, body, timeout=90))
+    assert used in keys
+    assert screen.failure is None
+    checkpoints = {tuple(o.checkpoint for o in n.outcomes) for n in table.nodes}
+    assert len(checkpoints) == 1
