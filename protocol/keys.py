@@ -33,6 +33,7 @@ __all__ = [
     "KeyShare",
     "PublicKeyShare",
     "SchnorrProof",
+    "check_delivery_key",
     "delivery_public_key",
     "joint_key",
     "u64",
@@ -230,3 +231,22 @@ def delivery_public_key(data: bytes) -> X25519PublicKey:
     if type(data) is not bytes or len(data) != 32:
         raise InvalidEncoding("X25519 public key must be 32 bytes", evidence=bytes(data))
     return X25519PublicKey.from_public_bytes(data)
+
+
+# Any clamped scalar is a multiple of 8, so it maps every low-order point (in any
+# encoding) to zero, which the exchange refuses: one exchange tells them apart.
+_PROBE = X25519PrivateKey.from_private_bytes(bytes(range(32)))
+
+
+def check_delivery_key(data: bytes) -> bytes:
+    """Validate a member's announced X25519 key before anything is sealed to it.
+
+    A low-order key would make every seal to it fail (or, worse, make the shared
+    secret public), so it is refused where it is announced, as peer input.
+    """
+    key = delivery_public_key(data)
+    try:
+        _PROBE.exchange(key)
+    except ValueError as exc:
+        raise InvalidEncoding("X25519 public key is a low-order point", evidence=data) from exc
+    return data

@@ -48,6 +48,7 @@ from protocol import canonical
 from protocol.domain import hash32
 from protocol.errors import ProtocolError, RemoteProtocolError
 from protocol.identity import Identity, PublicKey
+from protocol.keys import check_delivery_key
 
 __all__ = [
     "PREFIX",
@@ -256,7 +257,8 @@ class Roster:
             members.append(Seat(
                 PublicKey.from_bytes(canonical.get_bytes(entry, "identity", what=what, size=32,
                                                          evidence=wire)),
-                canonical.get_bytes(entry, "delivery", what=what, size=32, evidence=wire),
+                check_delivery_key(canonical.get_bytes(entry, "delivery", what=what, size=32,
+                                                       evidence=wire)),
                 canonical.get_str(entry, "address", what=what, pattern=_ADDRESS,
                                   evidence=wire)))
         if [s.identity.raw for s in members] != sorted({s.identity.raw for s in members}):
@@ -356,8 +358,8 @@ class Lobby:
 
     def _on_join(self, message: LobbyMessage, now: float) -> list[Send]:
         body, wire = message.body, message.wire
-        delivery = canonical.get_bytes(body, "delivery", what="lobby join", size=32,
-                                       evidence=wire)
+        delivery = check_delivery_key(canonical.get_bytes(
+            body, "delivery", what="lobby join", size=32, evidence=wire))
         address = canonical.get_str(body, "address", what="lobby join", pattern=_ADDRESS,
                                     evidence=wire)
         if self.roster is not None:

@@ -21,6 +21,7 @@ from protocol.deck import Deck, random_permutation, uniform_below
 from protocol.domain import hash32
 from protocol.errors import LocalProtocolError
 from protocol.identity import PublicKey
+from protocol.keys import check_delivery_key
 from protocol.rng import DeterministicRng
 
 __all__ = ["Genesis", "Member", "TableConfig", "card_deck", "genesis", "seat_name"]
@@ -47,8 +48,8 @@ class Member:
     delivery: bytes
 
     def __post_init__(self) -> None:
-        if type(self.delivery) is not bytes or len(self.delivery) != 32:
-            raise LocalProtocolError(f"delivery key must be 32 bytes: {self.delivery!r}")
+        # Members come from the lobby, i.e. from peers: a bad key is remote input.
+        check_delivery_key(self.delivery)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1065,6 +1065,8 @@ class TableNode:
         if index in hand.accuses:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
         accusations = tuple(msg.get_accusations(env.body, env.wire))
+        if any(acc.accused >= len(self.members) for acc in accusations):
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "accuses a seat that does not exist")
         disclosed = msg.get_disclosed(env.body, env.wire)
         hand.taken.add(env.id)
         if index in hand.signed:
@@ -1160,6 +1162,12 @@ class TableNode:
         if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
                for f in self.faults):
             return True
+        if acc.kind == FaultKind.AUDIT.value and not self._revealed_before_accusing(
+                accuser, hand.number):
+            # An audit needs every reveal, the accuser's own first: an audit accusation
+            # it made before revealing cannot rest on an audit. Decided from its chain,
+            # so every node agrees, and the stopped hand cannot wait for my audit forever.
+            return False
         if acc.kind in (FaultKind.AUDIT.value, FaultKind.FALSE_FACT.value):
             # Every reveal is in the chains (the accuser audited): my audit will come.
             return False if hand.audited else _PENDING
@@ -1167,6 +1175,18 @@ class TableNode:
             # A check every node makes when it consumes the envelope: wait until I have.
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
+
+    def _revealed_before_accusing(self, seat: int, number: int) -> bool:
+        """Does ``seat``'s chain hold its reveal of hand ``number`` before its accuse?"""
+        revealed = False
+        for env in self.transcript.chain(self.members[self.member_of[seat]]):
+            if env.body.get("hand") != number:
+                continue
+            if env.kind == msg.REVEAL:
+                revealed = True
+            elif env.kind == msg.ACCUSE:
+                return revealed
+        return revealed
 
     def _verdict(self) -> None:
         """Void the hand once every key holder has accused (or is proven at fault)."""
