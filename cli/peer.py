@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from cli.args import BadArgs as _BadArgs
+from cli.args import whole_number
 from p2pkille.bots import STRATEGIES
 from p2pkille.engine.options import PRESETS
 from p2pkille.net.lobby import Offer
@@ -80,31 +82,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-class _BadArgs(Exception):
-    pass
-
-
-def _int(name: str, text: str | None, low: int, high: int = 10**12) -> int:
-    try:
-        value = int(str(text))
-    except ValueError:
-        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
-    if not low <= value <= high:
-        raise _BadArgs(f"--{name} must be in {low}..{high}, got {value}")
-    return value
+def _peer_int(name: str, text: str | None, low: int, high: int = 10**12) -> int:
+    return whole_number(name, text, low, high)
 
 
 def settings_from(args: argparse.Namespace) -> PeerSettings:
     """The settings of ``args``; raises ``_BadArgs`` with a one-line reason."""
-    seats = _int("seats", args.seats, 2, 32)
+    seats = _peer_int("seats", args.seats, 2, 32)
     ruleset = args.ruleset
     if ruleset is None and args.create:
         ruleset = "wikipedia"
     if ruleset is not None and ruleset not in PRESETS:
         raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
-    stake = _int("stake", args.stake, 1) if args.stake is not None else (
+    stake = _peer_int("stake", args.stake, 1) if args.stake is not None else (
         1 if args.create else None)
-    chips = _int("chips", args.chips, stake or 1) if args.chips is not None else (
+    chips = _peer_int("chips", args.chips, stake or 1) if args.chips is not None else (
         10 if args.create else None)
     if chips is not None and stake is not None and chips < stake:
         raise _BadArgs(f"--chips {chips} must be at least the stake {stake}")
@@ -151,9 +143,9 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
             raise _BadArgs(f"--key: {exc}") from None
     return PeerSettings(
         offer=offer, create=bool(args.create), transport=transport, broker=broker,
-        peers=peers, interface=interface, port=_int("port", args.port, 0, 65535),
+        peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
         discover=not args.no_discovery, bot=str(args.bot),
-        hands=_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity)
+        hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity)
 
 
 def run(args: argparse.Namespace) -> int:

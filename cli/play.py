@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final, cast
 
 from cli import selfplay
+from cli.args import BadArgs as _BadArgs
+from cli.args import whole_number
 from p2pkille.engine.cards import Rank
 from p2pkille.engine.events import Event
 from p2pkille.engine.machine import Game
@@ -31,10 +33,6 @@ from p2pkille.ui.session import BOT_NAMES, TableSpec, local_table
 BAD_ARGS: Final = 2
 DEFAULT_BOTS: Final = 3
 DEFAULT_PACE: Final = 0.7
-
-
-class _BadArgs(Exception):
-    """An argument the command rejects; the message is the one line for stderr."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,32 +68,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def _int(name: str, text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
-    if value < low:
-        raise _BadArgs(f"--{name} must be at least {low}, got {value}")
-    return value
-
-
 def spec_from(args: argparse.Namespace) -> tuple[TableSpec, str]:
     """The table and the language the arguments ask for (``_BadArgs`` if they are bad)."""
     ruleset = str(args.ruleset)
     if ruleset not in PRESETS:
         raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
     options = PRESETS[ruleset]
-    bots = _int("bots", args.bots, 1)
+    bots = whole_number("bots", args.bots, 1)
     low, high = options.min_players, min(options.max_players, len(BOT_NAMES) + 1)
     if not low <= bots + 1 <= high:
         raise _BadArgs(f"--bots {bots}: {ruleset} at this table plays with {low}..{high} "
                        f"players, you included, so {low - 1}..{high - 1} bots")
-    stake = _int("stake", args.stake, 1)
-    chips = _int("chips", args.chips, 1)
+    stake = whole_number("stake", args.stake, 1)
+    chips = whole_number("chips", args.chips, 1)
     if chips < stake:
         raise _BadArgs(f"--chips {chips} must cover the stake {stake}")
-    seed = None if args.seed is None else _int("seed", args.seed, 0)
+    seed = None if args.seed is None else whole_number("seed", args.seed, 0)
     try:
         pace = float(args.pace)
     except ValueError:

@@ -23,6 +23,8 @@ import random
 import sys
 from typing import Final
 
+from cli.args import BadArgs as _BadArgs
+from cli.args import whole_number
 from p2pkille.bots.tableaware import STRATEGIES, make_bot
 from p2pkille.engine.cards import Rank
 from p2pkille.engine.events import Event
@@ -80,10 +82,6 @@ def _said(call: str | None) -> str:
     return f"«{call}» ({english}) - " if english else f"«{call}» - "
 
 
-class _BadArgs(Exception):
-    """An argument the command rejects; the message is the one line for stderr."""
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "selfplay",
@@ -111,16 +109,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def _int(name: str, text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
-    if value < low:
-        raise _BadArgs(f"--{name} must be at least {low}, got {value}")
-    return value
-
-
 def seat_names(n: int) -> list[str]:
     """Pleasant distinct names for ``n`` seats."""
     return [NAMES[i] if i < len(NAMES) else f"Spelare {i + 1}" for i in range(n)]
@@ -136,17 +124,17 @@ class _Setup:
             raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
         self.ruleset = ruleset
         self.options: RuleOptions = PRESETS[ruleset]
-        seats = _int("seats", args.seats, 1)
+        seats = whole_number("seats", args.seats, 1)
         low, high = self.options.min_players, self.options.max_players
         if not low <= seats <= high:
             raise _BadArgs(f"--seats {seats}: {ruleset} plays with {low}..{high} players")
         self.seats = seats
-        self.seed = _int("seed", args.seed, 0)
-        self.stake = _int("stake", args.stake, 1)
-        self.chips = _int("chips", args.chips, 1)
+        self.seed = whole_number("seed", args.seed, 0)
+        self.stake = whole_number("stake", args.stake, 1)
+        self.chips = whole_number("chips", args.chips, 1)
         if self.chips < self.stake:
             raise _BadArgs(f"--chips {self.chips} must cover the stake {self.stake}")
-        self.max_hands = _int("max-hands", args.max_hands, 1)
+        self.max_hands = whole_number("max-hands", args.max_hands, 1)
         bots = [name.strip() for name in str(args.bots).split(",")]
         for name in bots:
             if name not in STRATEGIES:

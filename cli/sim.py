@@ -21,6 +21,8 @@ import json
 import sys
 from typing import Final
 
+from cli.args import BadArgs as _BadArgs
+from cli.args import whole_number
 from p2pkille.engine.options import PRESETS
 from p2pkille.runtime.node import HandOutcome
 from p2pkille.sim.byzantine import BEHAVIOURS
@@ -57,20 +59,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-class _BadArgs(Exception):
-    pass
-
-
-def _int(name: str, text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise _BadArgs(f"--{name} must be a whole number, got {text!r}") from None
-    if value < low:
-        raise _BadArgs(f"--{name} must be at least {low}, got {value}")
-    return value
-
-
 def _byzantine(specs: list[str], peers: int) -> dict[int, str]:
     out: dict[int, str] = {}
     for spec in specs:
@@ -97,14 +85,14 @@ def run(args: argparse.Namespace) -> int:
         if ruleset not in PRESETS:
             raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
         opts = PRESETS[ruleset]
-        peers = _int("peers", args.peers, 1)
+        peers = whole_number("peers", args.peers, 1)
         if not opts.min_players <= peers <= opts.max_players:
             raise _BadArgs(f"--peers {peers}: {ruleset} plays with "
                            f"{opts.min_players}..{opts.max_players} players")
-        hands = _int("hands", args.hands, 0)
-        seed = _int("seed", args.seed, 0)
-        stake = _int("stake", args.stake, 1)
-        chips = _int("chips", args.chips, stake)
+        hands = whole_number("hands", args.hands, 0)
+        seed = whole_number("seed", args.seed, 0)
+        stake = whole_number("stake", args.stake, 1)
+        chips = whole_number("chips", args.chips, stake)
         try:
             faults = Faults.parse(str(args.faults))
         except ValueError as exc:
