@@ -83,6 +83,7 @@ _KINDS: Final = {
 _RULESET = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 _ADDRESS = re.compile(r"[!-~]{0,80}")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 
 
 class LobbyError(RemoteProtocolError):
@@ -290,17 +291,30 @@ class Lobby:
     A creator passes a complete ``offer`` and a fresh ``table`` id; a joiner passes an offer
     with only what it insists on (``name`` and ``seats`` at least) and ``table=None``.
     ``address`` is the hint of where our mesh listens (``""`` on MQTT).
+
+    ``creator`` (a joiner's: the key, or its fingerprint as a discovery advert shows it) is
+    the creator the joiner chose; only a roster it signed is taken. A joiner that does not
+    know it takes only a roster that offers what it asked for, and its signer (the roster's
+    creator) becomes :attr:`creator`: any member can sign a roster, so a stranger must not
+    seat us at a table of its own making.
     """
 
     def __init__(self, identity: Identity, delivery: bytes, offer: Offer, *,
-                 table: bytes | None = None, address: str = "", resend: float = 0.5) -> None:
+                 table: bytes | None = None, address: str = "", resend: float = 0.5,
+                 creator: PublicKey | str | None = None) -> None:
         if table is not None and (len(table) != TABLE_ID_SIZE or None in (
                 offer.ruleset, offer.stake, offer.chips)):
             raise ValueError("a creator needs a 16-byte table id and a complete offer")
         if len(delivery) != 32 or _ADDRESS.fullmatch(address) is None:
             raise ValueError("delivery key of 32 bytes and a printable address needed")
+        if isinstance(creator, PublicKey):
+            creator = creator.fingerprint
+        if creator is not None and _FINGERPRINT.fullmatch(creator) is None:
+            raise ValueError(f"creator {creator!r:.40}: a key or its 16-hex-digit fingerprint")
         self.identity = identity
         self.delivery = bytes(delivery)
+        self.creator: str | None = identity.public.fingerprint if table is not None \
+            else creator
         self.offer = offer
         self.channel = channel_id(offer.name)
         self.table = table
@@ -395,6 +409,9 @@ class Lobby:
 
     def _on_roster(self, message: LobbyMessage, now: float) -> list[Send]:
         roster = Roster.from_message(message)
+        if self.creator is not None and roster.creator.fingerprint != self.creator:
+            raise LobbyError(f"a roster signed by {roster.creator.fingerprint}, not the "
+                             f"creator {self.creator}", evidence=message.wire[:64])
         if self.roster is not None:
             if roster.digest != self.roster.digest:
                 raise LobbyError("a second, different roster", evidence=message.wire[:64])
@@ -409,6 +426,7 @@ class Lobby:
         if problem:
             raise LobbyError(f"a roster with {problem}", evidence=message.wire[:64])
         self.roster = roster
+        self.creator = roster.creator.fingerprint
         log.info("lobby: seated at %s by %s", canonical.b64encode(roster.table),
                  roster.creator.fingerprint)
         return self._accept(now)

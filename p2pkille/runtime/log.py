@@ -58,7 +58,7 @@ from p2pkille.runtime.config import Member, TableConfig
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
 from protocol import canonical
-from protocol.envelope import decode
+from protocol.envelope import Envelope, decode
 from protocol.errors import ProtocolError, RemoteProtocolError
 from protocol.identity import Identity, PublicKey
 from protocol.keys import DeliveryKeyPair
@@ -481,7 +481,8 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     come from the log through :class:`LogDecider`), so the logged copies are found
     already held, and it checks every proof, shuffle, seal, rule and checkpoint as it
     did live. A logged own envelope it would not have made shows as its own
-    equivocation. Outputs are discarded; ``decider`` answers only past the log's end."""
+    equivocation; only its own ``timeout`` votes, a call of its clock, stand as logged
+    (:func:`_own_timeout`). Outputs are discarded; ``decider`` answers only past the log's end."""
     config = loaded.config
 
     def verdict(faults: list[dict[str, object]], node: TableNode | None = None) -> Verdict:
@@ -498,9 +499,11 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
                        node is not None and node.done, hands, winner,
                        faults[0] if faults else None, faults)
 
+    decoded = []
     for index, wire in enumerate(loaded.envelopes):
         try:
-            decode(wire, table=config.table_id, members=config.identities, kinds=msg.KINDS)
+            decoded.append(decode(wire, table=config.table_id, members=config.identities,
+                                  kinds=msg.KINDS))
         except RemoteProtocolError as exc:
             record = _record_number(loaded, index)
             return verdict([{"accused": None, "hand": None, "kind": "tampered",
@@ -509,10 +512,12 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     node = TableNode(loaded.name, loaded.identity, loaded.delivery, config,
                      LogDecider.of(loaded, decider), loaded.seed, Timing())
     node.start(0.0)
-    envelopes, proofs = iter(loaded.envelopes), iter(loaded.evidence)
+    envelopes, proofs = iter(decoded), iter(loaded.evidence)
     for kind in loaded.order:
         if kind == "E":
-            node.receive("log", next(envelopes), 0.0)
+            env = next(envelopes)
+            node.receive("log", env.wire, 0.0)
+            _own_timeout(node, env)
         else:
             proof = next(proofs)
             node.receive("log", proof.first, 0.0)
@@ -526,6 +531,23 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
                        "reason": f"record {record} is never taken into the chains (a gap, or "
                                  "a log not written in acceptance order)"})
     return verdict(faults, node)
+
+
+def _own_timeout(node: TableNode, env: Envelope) -> None:
+    """Take the member's own logged ``timeout`` vote as its own, as if it had made it.
+
+    Offline there is no clock, so the node never votes a seat's time out itself; yet it
+    must know it voted (it then answers no ``seen`` and waits for that seat only through a
+    ``seen`` of another holder), or it re-derives envelopes it never made live, and its
+    own chain shows as forked. Whether the time had run out was the member's clock's
+    call, which no replay can check, so the vote stands as logged."""
+    hand = node.hand
+    if hand is None:
+        return
+    if env.author != node.identity.public or env.kind != msg.TIMEOUT \
+            or env.body.get("hand") != hand.number:
+        return
+    node._voted.add((hand.number, msg.get_step(env.body, env.wire)))
 
 
 def _record_number(loaded: LoadedLog, envelope: int) -> int:

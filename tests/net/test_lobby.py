@@ -405,3 +405,56 @@ def test_node_input_waits_for_the_node_within_a_bound_and_lobby_input_goes_to_th
     assert [s for s, _ in node_got] == ["a", "b"]
     board.deliver("c", b"{envelope 2}")
     assert node_got[-1] == ("c", b"{envelope 2}")
+
+
+def _roster_by(signer: Identity, members: list[int], *, stake: int = 1, chips: int = 10,
+               table: bytes = b"S" * 16) -> bytes:
+    """A roster for "lobby-test" seating ``members`` (with their own delivery keys), signed
+    by ``signer``."""
+    seated = sorted(members, key=lambda i: identity(i).public.raw)
+    return encode_message(signer, {
+        "channel": canonical.b64encode(channel_id("lobby-test")), "chips": chips,
+        "members": [{"address": "", "delivery": canonical.b64encode(delivery(i)),
+                     "identity": canonical.b64encode(identity(i).public.raw)} for i in seated],
+        "name": "lobby-test", "ruleset": "wikipedia", "seats": len(seated), "stake": stake,
+        "table": canonical.b64encode(table), "type": "roster"})
+
+
+def _seated_by(lobby: Lobby) -> str | None:
+    """The fingerprint of the creator whose roster ``lobby`` took, if it took one."""
+    return lobby.roster.creator.fingerprint if lobby.roster is not None else None
+
+
+def test_a_joiner_bound_to_its_creator_refuses_a_roster_signed_by_another_member() -> None:
+    # Identity 3 lists the joiner at a table of its own with absurd stakes; the joiner chose
+    # identity 0 (its advert's fingerprint), so it refuses whoever else signs a roster.
+    for creator in (identity(0).public.fingerprint, identity(0).public):
+        joiner = Lobby(identity(1), delivery(1), Offer("lobby-test", 4), creator=creator)
+        stranger = _roster_by(identity(3), [0, 1, 2, 3], stake=10**12, chips=10**12)
+        assert joiner.receive("anyone", stranger, 0.0) == []
+        assert _seated_by(joiner) is None
+        assert "not the creator" in joiner.refused[-1]
+        honest = _roster_by(identity(0), [0, 1, 2, 3])
+        assert joiner.receive("anyone", honest, 0.0) != []
+        assert _seated_by(joiner) == identity(0).public.fingerprint
+    with pytest.raises(ValueError, match="creator"):
+        Lobby(identity(1), delivery(1), Offer("lobby-test", 4), creator="not-a-fingerprint")
+
+
+def test_a_joiner_that_does_not_know_the_creator_binds_to_the_first_fitting_roster() -> None:
+    # Not knowing the creator, a joiner takes a roster only from the member that signs it as
+    # its creator and only if it offers what the joiner asked; that binds the creator.
+    joiner = Lobby(identity(1), delivery(1), Offer("lobby-test", 4, stake=1, chips=10))
+    assert [joiner.creator] == [None]
+    assert joiner.receive("anyone", _roster_by(identity(3), [0, 1, 2, 3], stake=10**12,
+                                               chips=10**12), 0.0) == []
+    assert _seated_by(joiner) is None
+    assert "stake" in joiner.refused[-1]
+    assert [joiner.creator] == [None]
+    assert joiner.receive("anyone", _roster_by(identity(0), [0, 1, 2, 3]), 0.0) != []
+    assert joiner.creator == identity(0).public.fingerprint
+    # A later roster from another member is refused for its signer, not only as different.
+    assert joiner.receive("anyone", _roster_by(identity(2), [0, 1, 2, 3], table=b"U" * 16),
+                          0.0) == []
+    assert "not the creator" in joiner.refused[-1]
+    assert _seated_by(joiner) == identity(0).public.fingerprint

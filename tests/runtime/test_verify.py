@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
-from p2pkille.runtime.log import MAGIC, LoggedNode, load_log
-from p2pkille.runtime.node import TableNode
+from p2pkille.runtime.log import MAGIC, LoggedNode, load_log, verify_log
+from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.sim.network import SimNetwork
+from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.reveal import DecryptionShare
@@ -189,3 +192,35 @@ def test_a_torn_log_of_a_crashed_node_verifies_what_it_holds(
     assert doc["records"] == len(load_log(path).order)
     assert main(["verify", str(path)]) == 0
     assert "torn bytes dropped" in capsys.readouterr().out
+
+
+def test_an_honest_log_of_a_game_with_a_withholding_peer_verifies_without_a_fork(
+        tmp_path: Path) -> None:
+    # The honest member voted the withholder's time out: verify must take that vote as
+    # the member's own (it has no clock to re-derive it), not report its chain forked.
+    plain = build_table(3, seed=4, chips=4, timing=Timing(limit=5.0, decide_limit=5.0),
+                        byzantine={1: "withhold"})
+    network = SimNetwork(4, plain.network.faults)
+    logged = [LoggedNode(n, tmp_path / f"{n.name}.log", durable=False) for n in plain.nodes]
+    for wrapper in logged:
+        network.add(wrapper)
+    run = SimTable(list(plain.nodes), network, plain.byzantine).run(until=600.0, max_hands=2)
+    for wrapper in logged:
+        wrapper.close()
+    assert run.honest_agree
+    honest = [k for k in range(3) if k not in plain.byzantine]  # node indices
+    assert len(honest) == 2
+    withholder = plain.nodes[honest[0]].names[1]
+    for k in honest:
+        node = logged[k].node
+        own = node.names[node.my_seat or 0]
+        verdict = verify_log(load_log(logged[k].path), ThresholdBot())
+        assert not [f for f in verdict.faults if f["accused"] == own], verdict.faults
+        assert verdict.hands == [o.to_json() for o in node.outcomes]
+        assert any(o.voided for o in node.outcomes)
+        # It reports the withholder's timeout, as the live node did.
+        timeouts = [a for h in verdict.hands if h["voided"]
+                    for a in h["accusations"]  # type: ignore[attr-defined]
+                    if a["kind"] == "timeout"]
+        assert timeouts
+        assert {a["accused"] for a in timeouts} == {withholder}
