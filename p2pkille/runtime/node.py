@@ -392,18 +392,19 @@ class TableNode:
         return self.seat_of[member] if self.seat_of else None
 
     def _fault(self, kind: FaultKind, seat: int | None, reason: str,
-               evidence: bytes = b"") -> None:
+               evidence: bytes = b"", *, force: bool = False) -> None:
         """The one place a detected fault is recorded. A fault of a key holder of the
         current hand, with evidence, before this node signed the hand's checkpoint,
-        stops the hand: the node will accuse (docs/protocol.md II.11.1)."""
+        stops the hand: the node will accuse (docs/protocol.md II.11.1). ``force``: a bad
+        checkpoint signature, which every node finds, stops it even after I signed (II.7)."""
         hand = self.hand
         self.faults.append(Fault(kind, seat, hand.number if hand is not None else 0, reason,
                                  evidence))
         if (hand is None or seat is None or not evidence or seat not in hand.holders
                 or self.stage == Stage.DONE
-                or (hand.me is not None and hand.me in hand.signed)):
+                or (not force and hand.me is not None and hand.me in hand.signed)):
             return
-        if not any(a.accused == seat for a in hand.mine):
+        if force or not any(a.accused == seat for a in hand.mine):
             text = "".join(c if " " <= c <= "~" else "?" for c in reason[:msg.MAX_REASON])
             hand.mine.append(msg.Accusation(seat, kind.value, text, evidence))
         hand.voiding = True
@@ -494,6 +495,8 @@ class TableNode:
             fact = env.body.get("fact")
             if not isinstance(fact, dict) or fact.get("seat") != seat:
                 return True  # can never be this seat's decision: consume it as a fault
+        if self._passed(m, env):
+            return True  # its stage has passed: consume it as a fault (II.6)
         game = self.view.game
         if kind == msg.KEY:
             return stage == Stage.KEYS
@@ -525,6 +528,20 @@ class TableNode:
             return phase == Phase.DISCLOSE
         return True
 
+    def _passed(self, m: int, env: Envelope) -> bool:
+        """Has the stage of ``env`` (of the current hand) passed? Then it can never be
+        taken: a second key, shuffle step, deal, reveal, or a late one. Decided by the
+        table state alone, so every node blames it alike (II.6)."""
+        hand = self.hand
+        last = _LAST_STAGE.get(env.kind)
+        if hand is None or last is None:
+            return False
+        index = hand.protocol_seat(self.seat_of[m])
+        if env.kind == msg.SHUFFLE and self.stage == Stage.SHUFFLE:
+            return index is not None and index < len(hand.steps)
+        # A forward of a seat holding no key has no reveal to come after.
+        return self.stage > last and (env.kind != msg.FORWARD or index is not None)
+
     # ------------------------------------------------------------------ consuming
 
     def _consume(self, m: int, env: Envelope) -> None:
@@ -534,13 +551,22 @@ class TableNode:
             msg.check_body(env.kind, env.body, env.wire)
             if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT):
                 number = msg.get_hand(env.body, env.wire)
-                if number in self._voided or (env.kind == msg.ACCUSE
+                if number in self._voided or (env.kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN)
                                               and number < self.hand.number):
-                    return  # the rest of a voided hand, or an accusation decided already
+                    return  # the rest of a voided hand, or a vote decided already
+                if number < self.hand.number and self.stage != Stage.DONE:
+                    # After its author's checkpoint of a committed hand: that hand's
+                    # fault, which must not stop the current one (where a node
+                    # that consumed it before committing never saw it).
+                    self.faults.append(Fault(FaultKind.ILLEGAL_ACT, seat, number,
+                                             f"{env.kind} after its hand", env.wire))
+                    return
                 if number != self.hand.number or self.stage == Stage.DONE:
                     raise RemoteProtocolError(
                         f"{env.kind} for hand {number} in hand {self.hand.number}",
                         evidence=env.wire)
+                if self._passed(m, env):
+                    raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"{env.kind} after its stage")
             handler(m, env)
         except _Blame as blame:
             self._fault(blame.kind, seat if blame.seat == _AUTHOR else blame.seat,
@@ -625,6 +651,8 @@ class TableNode:
         hand = self.hand
         assert hand is not None
         index = self._holder(m)
+        if index in hand.announced:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second key")
         data = canonical.get_bytes(env.body, "share", what="key", size=PublicKeyShare.SIZE,
                                    evidence=env.wire)
         share = PublicKeyShare.from_bytes(index, data)
@@ -632,7 +660,7 @@ class TableNode:
             share.verify(hand.ctx)
         except RemoteProtocolError as exc:
             raise _Blame(FaultKind.BAD_KEY, _AUTHOR, str(exc)) from exc
-        hand.announced.setdefault(index, share)
+        hand.announced[index] = share
         if len(hand.announced) == len(hand.holders):
             hand.joint = joint_key(hand.ctx, list(hand.announced.values()))
             self.stage = Stage.SHUFFLE
@@ -971,16 +999,19 @@ class TableNode:
         index = self._holder(m)
         if index in hand.signed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second checkpoint signature")
-        hand.signed.add(index)
-        sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
-                                  evidence=env.wire)
+        hand.signed.add(index)  # its one checkpoint of the hand, good or bad
         try:
+            sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
+                                      evidence=env.wire)
             hand.checkpoint.verify_signature(self.members[m], sig, evidence=env.wire)
-            hand.agreed.append(self.seat_of[m])
-        except RemoteProtocolError:
+        except RemoteProtocolError as exc:
+            # No signature: every node checks this same envelope, so every node voids
+            # the hand and blames its author, signed or not (II.7).
             self._fault(FaultKind.CHECKPOINT, self.seat_of[m],
-                        "signed another checkpoint than ours", env.wire)
-        if len(hand.signed) == len(hand.holders) and not hand.voiding:
+                        f"not a signature of our checkpoint: {exc}", env.wire, force=True)
+            return
+        hand.agreed.append(self.seat_of[m])
+        if len(hand.agreed) == len(hand.holders) and not hand.voiding:
             self._commit()
 
     # accusations and voiding (docs/protocol.md II.11.1)
@@ -1069,10 +1100,13 @@ class TableNode:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "accuses a seat that does not exist")
         disclosed = msg.get_disclosed(env.body, env.wire)
         hand.taken.add(env.id)
-        if index in hand.signed:
-            # It signed the hand's checkpoint first: it agreed to the hand, so its
-            # accusations are void; the accuse still closes its part of a void round.
-            hand.accuses[index] = ()
+        if self._before_accusing(hand.holders[index], hand.number, msg.CHECKPOINT):
+            # It signed the hand's checkpoint first (read from its chain, as every node
+            # does): it agreed to the hand, so its accusations are void but for bad
+            # signatures (which every node finds itself), and it stops nothing; the
+            # accuse still closes its part of a void round.
+            hand.accuses[index] = tuple(a for a in accusations
+                                        if a.kind == FaultKind.CHECKPOINT.value)
             return
         hand.accuses[index] = accusations
         hand.disclosed[index] = disclosed
@@ -1162,8 +1196,8 @@ class TableNode:
         if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
                for f in self.faults):
             return True
-        if acc.kind == FaultKind.AUDIT.value and not self._revealed_before_accusing(
-                accuser, hand.number):
+        if acc.kind == FaultKind.AUDIT.value and not self._before_accusing(
+                accuser, hand.number, msg.REVEAL):
             # An audit needs every reveal, the accuser's own first: an audit accusation
             # it made before revealing cannot rest on an audit. Decided from its chain,
             # so every node agrees, and the stopped hand cannot wait for my audit forever.
@@ -1176,13 +1210,13 @@ class TableNode:
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
 
-    def _revealed_before_accusing(self, seat: int, number: int) -> bool:
-        """Does ``seat``'s chain hold its reveal of hand ``number`` before its accuse?"""
+    def _before_accusing(self, seat: int, number: int, kind: str) -> bool:
+        """Does ``seat``'s chain hold its ``kind`` of hand ``number`` before its accuse?"""
         revealed = False
         for env in self.transcript.chain(self.members[self.member_of[seat]]):
             if env.body.get("hand") != number:
                 continue
-            if env.kind == msg.REVEAL:
+            if env.kind == kind:
                 revealed = True
             elif env.kind == msg.ACCUSE:
                 return revealed
@@ -1486,7 +1520,12 @@ _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
-    FaultKind.FALSE_SHOW))
+    FaultKind.FALSE_SHOW, FaultKind.CHECKPOINT))
+#: Per kind the last stage it belongs to (II.6): later it is consumed as a fault.
+_LAST_STAGE: Final = {msg.KEY: Stage.KEYS, msg.SHUFFLE: Stage.SHUFFLE, msg.DEAL: Stage.DEAL,
+                      msg.ACT: Stage.PLAY, msg.ANSWER: Stage.PLAY, msg.DISCLOSE: Stage.PLAY,
+                      msg.DRAW: Stage.PLAY, msg.SHOW: Stage.PLAY, msg.FORWARD: Stage.REVEAL,
+                      msg.REVEAL: Stage.REVEAL}
 _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 
 

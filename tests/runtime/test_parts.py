@@ -34,7 +34,7 @@ def test_members_are_sorted_by_key_and_config_is_checked() -> None:
         _config(1)
     with pytest.raises(LocalProtocolError):
         _config(stake=5, chips=4)
-    with pytest.raises(LocalProtocolError):
+    with pytest.raises(InvalidEncoding):  # a member's key comes from a peer: remote input
         Member(cfg.members[0].identity, b"short")
 
 

@@ -1,0 +1,98 @@
+"""Regressions for consumption-order faults found in review (docs/protocol.md II.6,
+II.7): a bad checkpoint signature, a duplicate or late envelope. Each once split the
+honest nodes (one committed or stalled, another voided or timed out an honest seat)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from p2pkille.runtime.io import Output
+from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.sim.network import StopReason
+from p2pkille.sim.table import build_table
+from protocol import canonical
+
+Mutate = Callable[[dict[str, object]], dict[str, object]]
+
+
+def _once_in_hand_1(kind: str, mutate: Mutate, *, twice: bool) -> type[TableNode]:
+    class Bad(TableNode):
+        """Alters (or, with ``twice``, repeats) its first ``kind`` envelope of hand 1."""
+
+        def _emit(self, out: list[Output], k: str, body: dict[str, object]) -> None:
+            if k == kind and body.get("hand") == 1 and self._once("bad", kind):
+                if twice:
+                    super()._emit(out, k, body)
+                body = mutate(dict(body))
+            super()._emit(out, k, body)
+
+    return Bad
+
+
+Seen = tuple[bool, list[str], list[tuple[object, object, object]], set[tuple[str, int | None]]]
+
+
+def _first_hand(kind: str, mutate: Mutate, *, twice: bool = False, seed: int = 3
+                ) -> list[Seen]:
+    """Per honest node: hand 1 voided?, eliminated, accusations, its faults of hand 1."""
+    table = build_table(3, seed=seed, chips=4, timing=Timing(limit=5.0, decide_limit=5.0))
+    index = table.seats()[1]  # seat 1: "P2"
+    table.nodes[index].__class__ = _once_in_hand_1(kind, mutate, twice=twice)
+    table.byzantine = frozenset({index})
+    run = table.run(until=400.0, max_hands=2)
+    assert run.stop is StopReason.STOPPED
+    assert run.honest_agree
+    firsts = []
+    for node in run.honest:
+        first = node.outcomes[0]
+        assert first.hand == 1
+        firsts.append((first.voided, first.eliminated,
+                       [(a["accused"], a["kind"], a["verdict"]) for a in first.accusations],
+                       {(f.kind.value, f.seat) for f in node.faults if f.hand == 1}))
+    return firsts
+
+
+def _garbage(body: dict[str, object]) -> dict[str, object]:
+    return {**body, "sig": "xx"}
+
+
+def _wrong(body: dict[str, object]) -> dict[str, object]:
+    return {**body, "sig": canonical.b64encode(b"\x01" * 64)}
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+@pytest.mark.parametrize("mutate", [_garbage, _wrong], ids=["garbage", "wrong"])
+def test_a_bad_checkpoint_signature_voids_the_hand_and_blames_its_author(
+        mutate: Mutate, seed: int) -> None:
+    for voided, eliminated, accusations, _ in _first_hand("checkpoint", mutate, seed=seed):
+        assert voided
+        assert eliminated == ["P2"]
+        assert ("P2", "checkpoint", "proven") in accusations
+
+
+def _same(body: dict[str, object]) -> dict[str, object]:
+    return body
+
+
+@pytest.mark.parametrize("kind", ["key", "shuffle", "deal", "reveal"])
+def test_a_second_envelope_of_a_stage_is_an_illegal_act_of_its_author(kind: str) -> None:
+    for voided, eliminated, accusations, faults in _first_hand(kind, _same, twice=True):
+        assert ("illegal-act", 1) in faults
+        assert voided
+        assert eliminated == ["P2"]
+        assert accusations
+        assert {(a, k) for a, k, _ in accusations} == {("P2", "illegal-act")}
+        assert all(v == "proven" for _, _, v in accusations)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_second_checkpoint_is_an_illegal_act_however_late_it_is_consumed(seed: int) -> None:
+    # Signed by everyone first, the hand commits at every node; the repeat is an
+    # illegal act of hand 1 whether a node consumed it before or after committing.
+    for voided, eliminated, _, faults in _first_hand("checkpoint", _same, twice=True,
+                                                     seed=seed):
+        assert not voided
+        assert not eliminated
+        assert faults == {("illegal-act", 1)}
