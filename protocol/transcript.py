@@ -218,6 +218,9 @@ class Transcript:
         self._evidence_slots: set[tuple[PublicKey, int]] = set()
         self.duplicates = 0
         """Envelopes dropped because their content was already held."""
+        # The exact bytes of every held envelope: gap fill re-sends a lot, and a byte
+        # duplicate needs no second decode and signature check.
+        self._wires: set[bytes] = set()
         self.equivocations: list[Equivocation] = []
         self.accepted: list[Envelope] = []
         """Every accepted envelope, in the order this node accepted them."""
@@ -229,6 +232,9 @@ class Transcript:
         for this table (see :func:`protocol.envelope.decode`), or
         :class:`TooFarAhead` / :class:`BufferFull` when it cannot be held yet.
         """
+        if type(data) is bytes and data in self._wires:
+            self.duplicates += 1
+            return []
         env = decode(data, table=self.table, members=self._index, kinds=self.kinds,
                      max_size=self.max_size)
         chain = self._chains[env.author]
@@ -247,6 +253,7 @@ class Transcript:
             raise BufferFull(f"reorder buffer full ({self.max_buffered}); dropped seq "
                              f"{env.seq} of {env.author.fingerprint}", evidence=env.wire)
         chain.buffer[env.seq] = env
+        self._wires.add(env.wire)
         self._buffered += 1
         return [Buffered(env.author, env.seq)]
 
@@ -335,6 +342,7 @@ class Transcript:
                 break
             chain.accepted.append(nxt)
             self.accepted.append(nxt)
+            self._wires.add(nxt.wire)
             events.append(Accepted(nxt))
             nxt = chain.buffer.pop(nxt.seq + 1, None)
             if nxt is not None:

@@ -101,6 +101,28 @@ def test_duplicates_are_dropped_silently_and_counted() -> None:
     assert t.equivocations == []
 
 
+def test_a_byte_duplicate_is_not_decoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Gap fill re-sends a lot: a copy of held bytes costs no second signature check.
+    import protocol.transcript as transcript_module
+    from protocol.envelope import decode as real
+
+    t = _fresh()
+    a1, _, a3, _ = CHAINS[0]
+    t.receive(a1.wire)
+    t.receive(a3.wire)
+    calls: list[bytes] = []
+
+    def counting(data: bytes, **kwargs: object) -> Envelope:
+        calls.append(data)
+        return real(data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(transcript_module, "decode", counting)
+    assert t.receive(a1.wire) == []
+    assert t.receive(a3.wire) == []
+    assert calls == []
+    assert t.duplicates == 2
+
+
 def test_a_second_signature_over_the_same_content_is_a_duplicate_not_a_fork() -> None:
     # Ed25519 lets a signer make many signatures on one message; the id does not
     # cover the signature, so this is the same envelope.
