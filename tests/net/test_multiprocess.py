@@ -3,9 +3,7 @@ zeroconf on 127.0.0.1 (no addresses given), and peers meeting on a real mosquitt
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -13,28 +11,16 @@ import pytest
 from p2pkille.net import peer_name
 from tests.net.conftest import Broker
 from tests.net.nodes import identity
+from tests.net.processes import collect, start
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_peers(n: int, *args: str) -> list[dict[str, object]]:
     table = os.urandom(16).hex()
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.net.gossip_peer", str(i), str(n),
-                               table, *args], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-             for i in range(n)]
-    results = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=40)
-            assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
-            results.append(json.loads(out))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return results
+    procs = start([[sys.executable, "-m", "tests.net.gossip_peer", str(i), str(n), table, *args]
+                   for i in range(n)])
+    return collect(procs, 40 * n)[0]
 
 
 def check(results: list[dict[str, object]], n: int) -> None:

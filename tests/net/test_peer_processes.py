@@ -4,7 +4,6 @@ mosquitto. Every process must print the same checkpoints, each agreed by every s
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.net.conftest import Broker
+from tests.net.processes import collect, start, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDS = 5
@@ -29,22 +29,8 @@ def peer_command(index: int, table: str, seats: int, *extra: str) -> list[str]:
 
 def run_peers(seats: int, *extra: str, timeout: float = 55) -> list[dict[str, object]]:
     table = f"t-{os.urandom(4).hex()}"
-    procs = [subprocess.Popen(peer_command(i, table, seats, *extra), cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for i in range(seats)]
-    results = []
-    deadline = time.monotonic() + timeout
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
-            results.append(json.loads(out))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return results
+    procs = start([peer_command(i, table, seats, *extra) for i in range(seats)])
+    return collect(procs, timeout)[0]
 
 
 def check_identical(results: list[dict[str, object]], seats: int) -> None:
@@ -96,19 +82,7 @@ def test_peers_find_each_other_by_address_without_discovery() -> None:
     commands = [peer_command(0, table, 3, "--no-discovery", "--port", str(port))] + [
         peer_command(i, table, 3, "--no-discovery", "--peer", f"127.0.0.1:{port}")
         for i in (1, 2)]
-    procs = [subprocess.Popen(c, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for c in commands]
-    results = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=55)
-            assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
-            results.append(json.loads(out))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    results, _ = collect(start(commands), 55)
     check_identical(results, 3)
 
 
@@ -156,8 +130,7 @@ def test_a_peer_killed_mid_game_resumes_from_its_log_and_the_game_goes_on(
     logs = [tmp_path / f"peer{i}.log" for i in range(4)]
     commands = [peer_command(i, table, 4, "--interface", "127.0.0.1", "--log", str(logs[i]))
                 for i in range(4)]
-    procs = [subprocess.Popen(c, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for c in commands]
+    procs = start(commands)
     victim = 2
     try:
         stderr = procs[victim].stderr
@@ -175,21 +148,13 @@ def test_a_peer_killed_mid_game_resumes_from_its_log_and_the_game_goes_on(
         assert logs[victim].stat().st_size > 0
         procs[victim] = subprocess.Popen(commands[victim], cwd=ROOT, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE)
-        results, errors = [], []
-        for proc in procs:
-            out, err = proc.communicate(timeout=max(1.0, deadline + 15 - time.monotonic()))
-            assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
-            results.append(json.loads(out))
-            errors.append(err.decode(errors="replace"))
+        results, errors = collect(procs, deadline + 15 - time.monotonic())
         resumed = errors[victim].splitlines()[0]
         assert resumed.startswith("peer: resuming table"), errors[victim][-2000:]
         logged = int(resumed.rsplit(": ", 1)[1].split()[0])
         assert logged > 4 * 3, resumed  # past the genesis and into the hands
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        stop(procs)
     check_identical(results, 4)
 
 
