@@ -58,7 +58,7 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (KEY, ("share",), ()),
         (SHUFFLE, ("deck", "commit", "input"), ()),
         (DEAL, ("boxes",), ()),
-        (ACT, ("fact",), ()),
+        (ACT, ("fact", "at"), ()),
         (ANSWER, ("shown",), ("shares",)),
         (DISCLOSE, ("kille",), ("shares",)),
         (FORWARD, ("to", "token", "boxes"), ()),

@@ -38,6 +38,7 @@ from p2pkille.engine.facts import (
     StockCard,
     Swap,
     Vote,
+    VoteChoice,
     fact_from_dict,
     fact_to_dict,
 )
@@ -199,6 +200,10 @@ class _Hand:
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
         self.scan_version = -1
         self.snapshot: GameSnapshot | None = None  # the game before this hand's Deal
+        # fact count -> (phase, expected seat) when the game stood there: tells a vote on
+        # a decision (which gets the default) from a vote on a withheld cryptographic step.
+        self.phase_at: dict[int, tuple[int, int | None]] = {}
+        self.defaulted: set[tuple[int, int, int]] = set()  # decision steps given the default
 
     def protocol_seat(self, seat: int) -> int | None:
         try:
@@ -250,6 +255,10 @@ class TableNode:
         self._version = 0  # bumped whenever the transcript may have grown
         self._voted: set[tuple[int, tuple[int, int, int]]] = set()
         self.outcomes: list[HandOutcome] = []
+        self.timed_decisions: list[tuple[int, int, int]] = []
+        """(hand, seat, step) of every decision the table gave its default."""
+        self.rewinds = 0
+        """Late decisions this node had taken and took back (see _give_default)."""
         self.dropped = 0
         """Transport input ignored: bytes that are no valid envelope or sync."""
         self.sent_envelopes = 0
@@ -492,9 +501,14 @@ class TableNode:
         if (number, step) in self._voted and step not in hand.seens:
             return False  # I voted its time out: only a seen from another holder reopens it
         if kind == msg.ACT:
-            fact = env.body.get("fact")
-            if not isinstance(fact, dict) or fact.get("seat") != seat:
+            fact, at = env.body.get("fact"), env.body.get("at")
+            if not isinstance(fact, dict) or fact.get("seat") != seat or type(at) is not int:
                 return True  # can never be this seat's decision: consume it as a fault
+            played = self.view.game.fact_count
+            if at != played:
+                # Made for a step the game has passed (a decision overtaken by its agreed
+                # default, or a fault): consumed now; for a later step: wait.
+                return at < played or stage > Stage.PLAY
         if self._passed(m, env):
             return True  # its stage has passed: consume it as a fault (II.6)
         game = self.view.game
@@ -631,6 +645,7 @@ class TableNode:
                           holders, me)
         self.hand.snapshot = snapshot
         self.hand.facts.append(Deal())
+        self.hand.phase_at[game.fact_count] = (game.phase, game.expect_seat)
         if me is not None:
             # From the seed: a node replaying its log has its key before its key envelope.
             self.hand.key = KeyShare.from_secret(
@@ -777,6 +792,8 @@ class TableNode:
         self._facts += 1
         if self.hand is not None and type(fact) is not Deal:
             self.hand.facts.append(fact)
+            game = view.game
+            self.hand.phase_at[game.fact_count] = (game.phase, game.expect_seat)
         if getattr(self.decider, "wants_facts", False) and self.my_seat is not None:
             self.decider.observe(fact, view.view(self.my_seat))
         if found is not None:
@@ -797,8 +814,17 @@ class TableNode:
         if not isinstance(fact, _ACT_TYPES):
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"{fact.TYPE} is not a decision")
         view = self.view
+        hand = self.hand
         assert view is not None
+        assert hand is not None
         game = view.game
+        at = canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="act",
+                               evidence=env.wire)
+        if at != game.fact_count:
+            if (self.seat_of[m], int(Stage.PLAY), at) in hand.defaulted:
+                return  # late: the table agreed its time ran out and gave the default
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR,
+                         f"a decision for step {at}, the game is at step {game.fact_count}")
         seller = game.order[game.turn] if game.phase == Phase.SALE else None
         self._feed(fact)
         if type(fact) is SaleAnswer and fact.accept and seller == self.my_seat and (
@@ -1071,15 +1097,62 @@ class TableNode:
         hand.taken.add(env.id)
         voter = self._holder(m)
         step = msg.get_step(env.body, env.wire)
-        seat = step[0]
         if env.kind == msg.SEEN:
             hand.seens.add(step)
             return
         hand.votes.setdefault(step, set()).add(voter)
-        if seat in hand.holders and seat not in hand.timed_out and hand.votes[step] >= {
-                k for k, s in enumerate(hand.holders) if s != seat}:
-            hand.timed_out.add(seat)
-            hand.voiding = True
+
+    def _timeouts(self, hand: _Hand) -> None:
+        """Act on every step whose time-out every other key holder voted: a decision gets
+        its default (keep, decline), a withheld cryptographic step stops the hand."""
+        for step, voters in hand.votes.items():
+            seat, stage, at = step
+            if step in hand.defaulted or seat in hand.timed_out or not voters >= {
+                    k for k, s in enumerate(hand.holders) if s != seat}:
+                continue
+            if stage == Stage.PLAY:
+                where = hand.phase_at.get(at)
+                if where is None:
+                    continue  # I have not reached that step yet: decide when I do
+                if where[0] in _DECIDING and where[1] == seat:
+                    if not hand.voiding:
+                        self._give_default(hand, step, where[0])
+                    continue
+            if seat in hand.holders:
+                hand.timed_out.add(seat)
+                hand.voiding = True
+
+    def _give_default(self, hand: _Hand, step: tuple[int, int, int], phase: int) -> None:
+        """Apply the default decision at ``step``. A node that took the seat's late
+        decision there first (the seat's own node, or one that holds no key and casts no
+        vote) rewinds to the step: the table agreed the decision came too late."""
+        view = self.view
+        assert view is not None
+        seat, _, at = step
+        hand.defaulted.add(step)
+        if view.game.fact_count > at:
+            self._rewind(hand, at)
+        if view.game.fact_count == at:
+            self.timed_decisions.append((hand.number, seat, at))
+            self._feed(_default(phase, seat))
+
+    def _rewind(self, hand: _Hand, at: int) -> None:
+        view = self.view
+        assert view is not None
+        assert hand.snapshot is not None
+        self.rewinds += 1
+        known = dict(view.known)
+        view.game.restore(hand.snapshot)
+        view.false_fact = None
+        kept: list[Fact] = []
+        for fact in hand.facts:
+            if view.game.fact_count == at:
+                break
+            view.feed(fact)
+            kept.append(fact)
+        hand.facts = kept
+        # Feeding the Deal forgot the faces this node learnt; none of them is untrue.
+        view.known.update(known)
 
     def _past(self, step: tuple[int, int, int]) -> bool:
         """This node no longer waits for that seat at that step (it holds its envelope)."""
@@ -1229,6 +1302,7 @@ class TableNode:
         if hand is None or hand.number in self._voided:
             return
         self._scan(hand)
+        self._timeouts(hand)
         if not hand.voiding:
             return
         checked = [(hand.holders[k], acc, self._check(hand.holders[k], acc))
@@ -1483,7 +1557,8 @@ class TableNode:
                 # ask again on the next receive or wake.
                 self._sent.discard(("decide", n, self._facts))
                 return False
-            self._emit(out, msg.ACT, {"fact": fact_to_dict(fact), "hand": n})
+            self._emit(out, msg.ACT, {"at": game.fact_count, "fact": fact_to_dict(fact),
+                                      "hand": n})
         return True
 
     def _complete(self, hand: _Hand, token: int) -> bool:
@@ -1512,6 +1587,19 @@ class TableNode:
 
 def _u(value: int) -> bytes:
     return value.to_bytes(8, "big")
+
+
+def _default(phase: int, seat: int) -> Fact:
+    """What a seat that did not decide in time gets: keep, refuse, decline, no cut."""
+    if phase == Phase.TURN:
+        return Keep(seat)
+    if phase == Phase.VOTE:
+        return Vote(seat, VoteChoice.REFUSE)
+    if phase == Phase.SALE:
+        return SaleAnswer(seat, False)
+    if phase == Phase.CUT:
+        return Cut(seat, 0)
+    return Decline(seat)
 
 
 _AUTHOR: Final = -1

@@ -112,7 +112,8 @@ class OutOfTurn(TableNode):
             seat = view.game.expect_seat
             if seat == self.my_seat:
                 seat = (seat + 1) % len(self.members)
-            self._emit(out, msg.ACT, {"fact": {"seat": seat, "type": "keep"},
+            self._emit(out, msg.ACT, {"at": view.game.fact_count,
+                                      "fact": {"seat": seat, "type": "keep"},
                                       "hand": hand.number})
             return True
         return super()._act(out)

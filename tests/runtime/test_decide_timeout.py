@@ -1,0 +1,105 @@
+"""A player who does not decide in time gets the default (keep, refuse, decline, no
+cut), agreed by every other key holder; it is not eliminated, and a decision it makes
+after the table agreed is dropped everywhere, its own node included (docs/protocol.md
+II.11.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkille.bots.threshold import ThresholdBot
+from p2pkille.engine.facts import Decision, Keep, VoteChoice
+from p2pkille.engine.view import DecisionPending, SeatView
+from p2pkille.runtime.node import Timing
+from p2pkille.sim.faults import Faults
+from p2pkille.sim.network import SimNetwork
+from p2pkille.sim.table import SimTable, build_table
+from tests.runtime.helpers import referee_replay
+
+LIMIT = 2.0
+TIMING = Timing(limit=LIMIT, decide_limit=LIMIT)
+
+
+class Late(ThresholdBot):
+    """Decides ``delay`` seconds (virtual) after it is first asked; ``None``: never."""
+
+    def __init__(self, delay: float | None) -> None:
+        super().__init__()
+        self.delay = delay
+        self.network: SimNetwork | None = None
+        self.asked: dict[int, float] = {}
+        self.made = 0
+
+    def _wait(self, view: SeatView) -> None:
+        assert self.network is not None
+        now = self.network.now
+        first = self.asked.setdefault(view.game.fact_count, now)
+        if self.delay is None or now - first < self.delay:
+            raise DecisionPending("thinking")
+        self.made += 1
+
+    def turn(self, view: SeatView) -> Decision:
+        self._wait(view)
+        return super().turn(view)
+
+    def vote(self, view: SeatView) -> VoteChoice:
+        self._wait(view)
+        return super().vote(view)
+
+    def buyin(self, view: SeatView) -> bool:
+        self._wait(view)
+        return super().buyin(view)
+
+
+def _table(seat: int, delay: float | None, seed: int = 5) -> tuple[SimTable, Late]:
+    probe = build_table(4, seed=seed, chips=4, timing=TIMING)
+    slow_index = probe.seats()[seat]
+    late = Late(delay)
+    table = build_table(4, seed=seed, chips=4, timing=TIMING,
+                        deciders=lambda i: late if i == slow_index else ThresholdBot())
+    late.network = table.network
+    return table, late
+
+
+def test_a_seat_that_never_decides_keeps_and_plays_on() -> None:
+    table, late = _table(seat=1, delay=None)
+    run = table.run(until=3600.0, max_hands=4)
+    assert run.honest_agree
+    slow = table.nodes[table.seats()[1]]
+    for node in run.nodes:
+        assert not any(o.voided for o in node.outcomes), "a slow decision voids nothing"
+        assert node.timed_decisions == slow.timed_decisions
+        assert node.faults == []
+    assert slow.timed_decisions and all(s == 1 for _, s, _ in slow.timed_decisions)
+    keeps = [f for o in slow.outcomes for f in o.facts if isinstance(f, Keep) and f.seat == 1]
+    assert len(keeps) >= len([t for t in slow.timed_decisions if t[0] <= 4])
+    # The defaults are decisions like any other: the referee replays them.
+    assert referee_replay(slow) == [(o.hand, o.died, o.pot, o.chips) for o in slow.outcomes]
+    assert late.made == 0
+
+
+@pytest.mark.parametrize("delay", [LIMIT * 0.5, LIMIT + 0.3, LIMIT + 0.6, LIMIT * 3])
+@pytest.mark.parametrize("lag", [0.0, 1.5])
+def test_a_late_decision_never_splits_the_table(delay: float, lag: float) -> None:
+    table, late = _table(seat=2, delay=delay)
+    slow = table.nodes[table.seats()[2]]
+    if lag:
+        # The others' votes reach the slow seat late: it decides before it hears them
+        # and must take its decision back.
+        for node in table.nodes:
+            if node is not slow:
+                table.network.set_link(node.name, slow.name, Faults(delay=lag), one_way=True)
+    run = table.run(until=3600.0, max_hands=3)
+    assert run.honest_agree, [n.faults for n in run.nodes]
+    first = [o.to_json() for o in run.nodes[0].outcomes[:3]]
+    assert all([o.to_json() for o in n.outcomes[:3]] == first for n in run.nodes)
+    assert all(not o.voided for o in run.nodes[0].outcomes[:3])
+    assert all(n.timed_decisions == slow.timed_decisions for n in run.nodes)
+    if delay + lag < LIMIT:
+        assert slow.timed_decisions == []
+    if delay > LIMIT * 2:
+        assert slow.timed_decisions
+    if delay == LIMIT + 0.3:
+        # It decided just after the others' votes were cast, before it heard them.
+        assert slow.rewinds > 0
+        assert all(n.rewinds == 0 for n in run.nodes if n is not slow)
