@@ -204,6 +204,12 @@ class _Hand:
         # a decision (which gets the default) from a vote on a withheld cryptographic step.
         self.phase_at: dict[int, tuple[int, int | None]] = {}
         self.defaulted: set[tuple[int, int, int]] = set()  # decision steps given the default
+        # Plain answers and "no kille" disclosures: envelope id -> (token, ranks it is
+        # not), and per token (claimant seat, envelope, ranks): a face that contradicts
+        # one is proven at once by opening it (exposed: the shares I opened it with).
+        self.claimed: dict[bytes, tuple[int, frozenset[Rank]]] = {}
+        self.claims_on: dict[int, list[tuple[int, bytes, frozenset[Rank]]]] = {}
+        self.exposed: list[tuple[int, msg.ShareEntry]] = []
 
     def protocol_seat(self, seat: int) -> int | None:
         try:
@@ -782,6 +788,7 @@ class TableNode:
                 self._fault(FaultKind.AUDIT, None, f"slot {token} opens to no card")
                 continue
             view.learn(token, RANKS[card >> 1])
+            self._expose(token)
 
     # play
 
@@ -883,6 +890,8 @@ class TableNode:
                 raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR,
                              f"showed {RANKS[card >> 1].id} as {fact.shown.id}")
         req_seat, tgt_seat = game.order[game.req], fact.seat
+        if fact.shown is None:
+            self._claim(env, game.hold[game.tgt], fact.seat, ANSWERING)
         self._feed(fact)
         if fact.shown is None or fact.shown is Rank.KILLE:
             # After an exchange each side forwards what it holds for its old card.
@@ -902,7 +911,37 @@ class TableNode:
             card = self._open_public(m, env, game.hold[game.tgt])
             if RANKS[card >> 1] is not Rank.KILLE:
                 raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR, "disclosed a kille that is none")
+        else:
+            self._claim(env, game.hold[game.tgt], self.seat_of[m], _KILLE_ONLY)
         self._feed(Disclosure(self.seat_of[m], kille))
+
+    def _claim(self, env: Envelope, token: int, seat: int, excluded: frozenset[Rank]) -> None:
+        hand = self.hand
+        assert hand is not None
+        hand.claimed[env.id] = (token, excluded)
+        hand.claims_on.setdefault(token, []).append((seat, env.wire, excluded))
+        self._expose(token)
+
+    def _expose(self, token: int) -> None:
+        """If I know the face of ``token`` and a seat claimed it is not that face, prove
+        the lie at once: open the card in my accusation (docs/protocol.md II.11.1)."""
+        hand, view = self.hand, self.view
+        assert hand is not None
+        assert view is not None
+        rank = view.known.get(token)
+        if rank is None or hand.me is None or not self._complete(hand, token):
+            return
+        for seat, wire, excluded in hand.claims_on.get(token, []):
+            if rank in excluded and seat != self.my_seat:
+                if not any(t == token for t, _ in hand.exposed):
+                    hand.exposed += [(token, msg.ShareEntry(sh.context.sender,
+                                                            sh.context.recipient,
+                                                            sh.to_bytes()))
+                                     for sh in self._holdings(hand, token, None)]
+                self._fault(FaultKind.FALSE_FACT, seat,
+                            f"{self.names[seat]} said slot {token} is not "
+                            f"{'/'.join(sorted(r.id for r in excluded))}; it is {rank.id}",
+                            wire)
 
     def _on_forward(self, m: int, env: Envelope) -> None:
         hand = self.hand
@@ -1195,6 +1234,8 @@ class TableNode:
                 for (token, sender, recipient, to), plain in sorted(
                     hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
                 if to in accusers]
+        out += [{"by": e.sender, "for": e.recipient, "share": canonical.b64encode(e.share),
+                 "token": token} for token, e in hand.exposed]
         return out[:msg.MAX_ENTRIES]
 
     def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | None:
@@ -1266,6 +1307,15 @@ class TableNode:
             return True  # it signed two envelopes for one slot
         if acc.kind in _SEALED and env.kind in (msg.DEAL, msg.FORWARD):
             return self._dispute(accuser, acc, env)
+        if acc.kind == FaultKind.FALSE_FACT.value and env.kind in (msg.ANSWER, msg.DISCLOSE):
+            if self._consumed[member] < env.seq:
+                return _PENDING
+            claim = hand.claimed.get(env.id)
+            index = hand.protocol_seat(accuser)
+            told = hand.disclosed.get(index, []) if index is not None else []
+            opened = [e for t, e in told if claim and t == claim[0]]
+            if claim is not None and opened:
+                return self._opens_into(claim[0], claim[1], opened)
         if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
                for f in self.faults):
             return True
@@ -1282,6 +1332,27 @@ class TableNode:
             # A check every node makes when it consumes the envelope: wait until I have.
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
+
+    def _opens_into(self, token: int, ranks: frozenset[Rank],
+                    entries: Sequence[msg.ShareEntry]) -> bool:
+        """Do ``entries`` (one proven share per key holder) open ``token`` to one of
+        ``ranks``? Anything less is a false accusation."""
+        hand = self.hand
+        assert hand is not None
+        if hand.joint is None or not hand.final or sorted(
+                e.sender for e in entries) != list(range(len(hand.holders))):
+            return False
+        values = []
+        try:
+            for e in entries:
+                share = DecryptionShare.from_bytes(
+                    RevealContext(hand.ctx, token, e.sender, e.recipient), e.share)
+                share.verify(hand.joint.share_of(e.sender), hand.final[token])
+                values.append(share.value)
+        except RemoteProtocolError:
+            return False
+        card = self._decode(token, values)
+        return card is not None and RANKS[card >> 1] in ranks
 
     def _before_accusing(self, seat: int, number: int, kind: str) -> bool:
         """Does ``seat``'s chain hold its ``kind`` of hand ``number`` before its accuse?"""
@@ -1615,6 +1686,7 @@ _LAST_STAGE: Final = {msg.KEY: Stage.KEYS, msg.SHUFFLE: Stage.SHUFFLE, msg.DEAL:
                       msg.DRAW: Stage.PLAY, msg.SHOW: Stage.PLAY, msg.FORWARD: Stage.REVEAL,
                       msg.REVEAL: Stage.REVEAL}
 _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
+_KILLE_ONLY: Final = frozenset({Rank.KILLE})
 
 
 class _Blame(ProtocolError):

@@ -91,6 +91,15 @@ class PlainLiar(TableNode):
         super()._emit(out, kind, body)
 
 
+class KilleHider(TableNode):
+    """Gives a kille away and says it was none."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.DISCLOSE and body.get("kille"):
+            body = {"hand": body["hand"], "kille": False}
+        super()._emit(out, kind, body)
+
+
 @pytest.mark.parametrize(("cls", "kind"), [
     (BadKey, FaultKind.BAD_KEY),
     (IllegalPick, FaultKind.ILLEGAL_ACT),
@@ -136,20 +145,53 @@ def test_a_bad_sealed_share_is_blamed_on_its_sealer_by_the_recipient(
         assert env.kind == msg.DEAL
 
 
-def test_a_false_plain_answer_is_found_by_the_audit() -> None:
+def test_a_false_plain_answer_is_proven_at_once_by_the_requester() -> None:
     # Search a few seeds for a hand where the liar is asked while holding an answering
-    # card; the audit (or the showdown) must then name it at every honest node.
+    # card. The requester learns the card from the exchange and opens it in its
+    # accusation: every honest node voids the hand and expels the liar before any key
+    # of the hand is revealed.
     for seed in range(1, 40):
         table = build_table(4, seed=seed, deciders=lambda _i: Restless())
         liar = _swap_class(table, 2, PlainLiar)
         table.run(until=200.0, max_hands=3)
         honest = [n for n in table.nodes if n is not liar]
-        if any(n.faults for n in honest):
-            for node in honest:
-                kinds = [(f.kind, f.seat) for f in node.faults]
-                assert (FaultKind.FALSE_FACT, liar.my_seat) in kinds, kinds
-            return
+        finders = [n for n in honest if n.faults]
+        if not finders:
+            continue
+        assert len(finders) == 1, "only the requester saw the card"
+        fault = finders[0].faults[0]
+        assert (fault.kind, fault.seat) == (FaultKind.FALSE_FACT, liar.my_seat)
+        assert _evidence_author(table, finders[0], fault.evidence).kind == msg.ANSWER
+        for node in honest:
+            voided = next(o for o in node.outcomes if o.voided)
+            assert voided.eliminated == [node.names[liar.my_seat or 0]]
+            assert [(a["kind"], a["verdict"]) for a in voided.accusations
+                    if a["by"] == finders[0].names[finders[0].my_seat or 0]] == [
+                ("false-fact", "proven")]
+            assert not any(e.kind == msg.REVEAL and e.body.get("hand") == voided.hand
+                           for m in node.members for e in node.transcript.chain(m))
+        return
     pytest.fail("no seed made the liar answer falsely")
+
+
+def test_a_hidden_kille_is_proven_at_once_by_its_receiver() -> None:
+    for seed in range(1, 80):
+        table = build_table(4, seed=seed, deciders=lambda _i: Restless())
+        liar = _swap_class(table, 1, KilleHider)
+        table.run(until=200.0, max_hands=3)
+        honest = [n for n in table.nodes if n is not liar]
+        finders = [n for n in honest if n.faults]
+        if not finders:
+            continue
+        fault = finders[0].faults[0]
+        assert (fault.kind, fault.seat) == (FaultKind.FALSE_FACT, liar.my_seat)
+        assert _evidence_author(table, finders[0], fault.evidence).kind == msg.DISCLOSE
+        assert "kille" in fault.reason
+        for node in honest:
+            voided = next(o for o in node.outcomes if o.voided)
+            assert voided.eliminated == [node.names[liar.my_seat or 0]]
+        return
+    pytest.fail("no seed made the liar hide a kille")
 
 
 def test_equivocation_is_detected_with_verifiable_evidence() -> None:
