@@ -24,6 +24,7 @@ from typing import Final
 from cli.args import BadArgs as _BadArgs
 from cli.args import whole_number
 from p2pkille.engine.options import PRESETS
+from p2pkille.runtime.config import MODES
 from p2pkille.runtime.node import HandOutcome
 from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
@@ -55,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--byzantine", action="append", default=[], metavar="SEAT:BEHAVIOUR",
                         help=f"a misbehaving seat, e.g. P2:equivocate; behaviours: "
                              f"{', '.join(BEHAVIOURS)} (repeatable)")
+    parser.add_argument("--mode", default="audit",
+                        help="audit (commit-reveal, cards public after each hand; default) or "
+                             "strict (proved shuffles and answers, no key ever revealed)")
     parser.add_argument("--json", action="store_true", help="print only the JSON document")
     parser.set_defaults(func=run)
 
@@ -98,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise _BadArgs(f"--faults: {exc}") from None
         byzantine = _byzantine(list(args.byzantine), peers)
+        mode = str(args.mode)
+        if mode not in MODES:
+            raise _BadArgs(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
     except _BadArgs as exc:
         print(f"p2pkille sim: {exc}", file=sys.stderr)
         return BAD_ARGS
@@ -116,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
 
     table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
-                        faults=faults, byzantine=byzantine)
+                        faults=faults, byzantine=byzantine, mode=mode)
     result = table.run(max_hands=hands or None, on_hand=progress)
     doc = result.document()
     print(json.dumps(doc, ensure_ascii=False, sort_keys=True))

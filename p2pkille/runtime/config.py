@@ -24,9 +24,12 @@ from protocol.identity import PublicKey
 from protocol.keys import check_delivery_key
 from protocol.rng import DeterministicRng
 
-__all__ = ["Genesis", "Member", "TableConfig", "card_deck", "genesis", "seat_name"]
+__all__ = ["MODES", "Genesis", "Member", "TableConfig", "card_deck", "genesis", "seat_name"]
 
 MAX_NAME: Final = 64
+#: ``audit``: commit-reveal shuffles, every card public after the hand's audit.
+#: ``strict``: proved shuffles and answers, no key ever revealed (docs/protocol.md II.13).
+MODES: Final = ("audit", "strict")
 
 
 @cache
@@ -63,8 +66,11 @@ class TableConfig:
     stake: int = 1
     chips: int = 10
     overrides: Mapping[str, object] = field(default_factory=dict)
+    mode: str = "audit"
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise LocalProtocolError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if type(self.table_id) is not bytes or not 1 <= len(self.table_id) <= 64:
             raise LocalProtocolError(f"table id must be 1..64 bytes: {self.table_id!r}")
         if not isinstance(self.name, str) or not 1 <= len(self.name) <= MAX_NAME:
@@ -96,7 +102,7 @@ class TableConfig:
         return tuple(m.identity for m in self.members)
 
     def to_json(self) -> dict[str, object]:
-        return {
+        doc: dict[str, object] = {
             "chips": self.chips,
             "members": [
                 {"delivery": canonical.b64encode(m.delivery),
@@ -109,6 +115,10 @@ class TableConfig:
             "stake": self.stake,
             "table": canonical.b64encode(self.table_id),
         }
+        if self.mode != "audit":
+            # Absent for audit tables, so their genesis documents stay as they were.
+            doc["mode"] = self.mode
+        return doc
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ class FaultKind(enum.Enum):
     FALSE_FACT = "false-fact"          # a claim the faces contradict (showdown or audit)
     AUDIT = "audit"                    # the end-of-hand audit blames the seat
     GENESIS = "genesis"                # a nonce that does not match its commitment, etc.
+    BAD_PROOF = "bad-proof"            # a shuffle proof or an answer proof that fails
     CHECKPOINT = "checkpoint"          # a checkpoint signature over another statement
 
 

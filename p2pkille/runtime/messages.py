@@ -46,8 +46,9 @@ CHECKPOINT: Final = "checkpoint"
 ACCUSE: Final = "accuse"
 TIMEOUT: Final = "timeout"
 SEEN: Final = "seen"
+PET: Final = "pet"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
-                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN})
+                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -56,19 +57,21 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (NONCE, ("nonce",), ()),
         (ACCEPT, ("genesis",), ()),
         (KEY, ("share",), ()),
-        (SHUFFLE, ("deck", "commit", "input"), ()),
+        # audit tables: commit (no proof); strict tables: proof (no commit)
+        (SHUFFLE, ("deck", "input"), ("commit", "proof")),
         (DEAL, ("boxes",), ()),
         (ACT, ("fact", "at"), ()),
-        (ANSWER, ("shown",), ("shares",)),
-        (DISCLOSE, ("kille",), ("shares",)),
+        (ANSWER, ("shown",), ("shares", "pet")),
+        (DISCLOSE, ("kille",), ("shares", "pet")),
         (FORWARD, ("to", "token", "boxes"), ()),
         (DRAW, ("token", "share"), ()),
         (SHOW, ("shares",), ()),
-        (REVEAL, ("secret", "witness"), ()),
+        (REVEAL, (), ("secret", "witness")),  # strict tables reveal nothing: a close
         (CHECKPOINT, ("id", "sig"), ()),
         (ACCUSE, ("accusations", "disclosed"), ()),
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
+        (PET, ("at", "share"), ()),
     )
 }
 MAX_SEATS: Final = 64

@@ -79,6 +79,7 @@ from protocol.keys import (
     PublicKeyShare,
     joint_key,
 )
+from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches
 from protocol.reveal import DecryptionShare, RevealContext, unmask
 from protocol.rng import DeterministicRng
 from protocol.seal import (
@@ -88,6 +89,7 @@ from protocol.seal import (
     seal_share,
     sealed_digest,
 )
+from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 from protocol.transcript import Cut as TranscriptCut
 from protocol.transcript import Equivocated, Equivocation, Transcript
 
@@ -151,6 +153,18 @@ class HandOutcome:
                 "voided": self.voided}
 
 
+@dataclass(slots=True)
+class _Pet:
+    """A proved claim (strict tables) waiting for every other key holder's part: its
+    fact is applied only once the test shows the claim holds."""
+
+    env: Envelope
+    claim: PetClaim
+    fact: Fact
+    prover: int                     # protocol seat
+    parts: dict[int, PetShare] = field(default_factory=dict)
+
+
 class _Hand:
     """The cryptographic state of one hand."""
 
@@ -210,6 +224,9 @@ class _Hand:
         self.claimed: dict[bytes, tuple[int, frozenset[Rank]]] = {}
         self.claims_on: dict[int, list[tuple[int, bytes, frozenset[Rank]]]] = {}
         self.exposed: list[tuple[int, msg.ShareEntry]] = []
+        self.pet: _Pet | None = None    # strict tables: the claim being tested
+        self.pet_result: dict[bytes, bool] = {}  # claim envelope id -> proven false
+        self.proofs_checked = 0         # strict tables: shuffle and answer proofs checked
 
     def protocol_seat(self, seat: int) -> int | None:
         try:
@@ -235,6 +252,7 @@ class TableNode:
         if identity.public not in self.members:
             raise ValueError(f"{identity.public.fingerprint} is not a member of the table")
         self.me = self.members.index(identity.public)
+        self.strict = config.mode == "strict"
         self.transcript = Transcript(table=config.table_id, members=self.members,
                                      kinds=msg.KINDS)
         self._consumed = [0] * len(self.members)
@@ -380,6 +398,10 @@ class TableNode:
         if stage == Stage.CHECKPOINT:
             return tuple(s for k, s in enumerate(holders) if k not in hand.signed)
         game = view.game
+        if hand.pet is not None:
+            pet = hand.pet
+            return tuple(s for k, s in enumerate(holders)
+                         if k != pet.prover and k not in pet.parts)
         if game.phase == Phase.STOCK:
             return tuple(s for k, s in enumerate(holders) if k not in hand.draws)
         if game.phase == Phase.SHOWDOWN:
@@ -534,6 +556,9 @@ class TableNode:
         if stage != Stage.PLAY:
             return False
         phase = game.phase
+        if kind == msg.PET:
+            at = env.body.get("at")
+            return hand.pet is not None or type(at) is not int or at < game.fact_count
         if kind == msg.DRAW:
             return phase == Phase.STOCK and env.body.get("token") == game.stock[game.draw_index]
         if kind == msg.SHOW:
@@ -692,8 +717,20 @@ class TableNode:
         index = self._holder(m)
         deck = decode_deck(canonical.get_bytes(env.body, "deck", what="shuffle",
                                                evidence=env.wire), len(card_deck()))
-        commit = canonical.get_bytes(env.body, "commit", what="shuffle", size=32,
-                                     evidence=env.wire)
+        if self.strict:
+            if "commit" in env.body:
+                raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a strict table's step has a proof, "
+                             "not a commitment")
+            commit = b""
+            proof = ShuffleProof.from_bytes(
+                canonical.get_bytes(env.body, "proof", what="shuffle", evidence=env.wire,
+                                    max_size=1 << 16), len(card_deck()))
+        else:
+            if "proof" in env.body:
+                raise _Blame(FaultKind.MALFORMED, _AUTHOR, "an audit table's step has a "
+                             "commitment, not a proof")
+            commit = canonical.get_bytes(env.body, "commit", what="shuffle", size=32,
+                                         evidence=env.wire)
         taken = canonical.get_bytes(env.body, "input", what="shuffle", size=32,
                                     evidence=env.wire)
         if index < len(hand.steps):
@@ -706,7 +743,17 @@ class TableNode:
             # evidence reaches us with the other version and is that seat's fault.
             raise _Blame(FaultKind.EQUIVOCATION, None,
                          f"shuffle step {index} took a deck we do not hold")
-        hand.steps.append(ShuffleStep(ShuffleContext(hand.ctx, index, index), deck, commit))
+        ctx = ShuffleContext(hand.ctx, index, index)
+        if self.strict and index != hand.me:
+            # Checked before the next step and before any card is dealt: a bad step
+            # stops the hand here, and no card of it is ever opened.
+            try:
+                verify_shuffle(ctx, hand.joint.public, prev, deck, proof)
+            except RemoteProtocolError as exc:
+                raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"shuffle step {index}: {exc}") \
+                    from exc
+            hand.proofs_checked += 1
+        hand.steps.append(ShuffleStep(ctx, deck, commit))
         if len(hand.steps) == len(hand.holders):
             hand.final = deck
             self.stage = Stage.DEAL
@@ -884,14 +931,26 @@ class TableNode:
         if raw is not None and not isinstance(raw, str):
             raise _Blame(FaultKind.MALFORMED, _AUTHOR, "shown must be a rank id or null")
         fact = Answer(self.seat_of[m], None if raw is None else Rank.from_id(raw))
+        if hand.pet is not None:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second answer")
         if fact.shown is not None:
+            self._no_pet(env)
             card = self._open_public(m, env, game.hold[game.tgt])
             if RANKS[card >> 1] is not fact.shown:
                 raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR,
                              f"showed {RANKS[card >> 1].id} as {fact.shown.id}")
-        req_seat, tgt_seat = game.order[game.req], fact.seat
-        if fact.shown is None:
+        elif self._pet_claim(m, env, game.hold[game.tgt], b"answer", ANSWERING, fact):
+            return  # applied when every key holder has done its part of the test
+        elif not self.strict:
             self._claim(env, game.hold[game.tgt], fact.seat, ANSWERING)
+        self._answered(fact)
+
+    def _answered(self, fact: Answer) -> None:
+        hand, view = self.hand, self.view
+        assert hand is not None
+        assert view is not None
+        game = view.game
+        req_seat, tgt_seat = game.order[game.req], fact.seat
         self._feed(fact)
         if fact.shown is None or fact.shown is Rank.KILLE:
             # After an exchange each side forwards what it holds for its old card.
@@ -907,13 +966,103 @@ class TableNode:
         kille = env.body.get("kille")
         if type(kille) is not bool:
             raise _Blame(FaultKind.MALFORMED, _AUTHOR, "kille must be true or false")
+        hand = self.hand
+        assert hand is not None
+        if hand.pet is not None:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second disclosure")
+        fact = Disclosure(self.seat_of[m], kille)
         if kille:
+            self._no_pet(env)
             card = self._open_public(m, env, game.hold[game.tgt])
             if RANKS[card >> 1] is not Rank.KILLE:
                 raise _Blame(FaultKind.FALSE_SHOW, _AUTHOR, "disclosed a kille that is none")
-        else:
+        elif self._pet_claim(m, env, game.hold[game.tgt], b"disclose", _KILLE_ONLY, fact):
+            return
+        elif not self.strict:
             self._claim(env, game.hold[game.tgt], self.seat_of[m], _KILLE_ONLY)
-        self._feed(Disclosure(self.seat_of[m], kille))
+        self._feed(fact)
+
+    # proved claims (strict tables, docs/protocol.md II.13)
+
+    def _no_pet(self, env: Envelope) -> None:
+        if "pet" in env.body:
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a card opened in public needs no proof")
+
+    def _pet_claim(self, m: int, env: Envelope, token: int, purpose: bytes,
+                   ranks: frozenset[Rank], fact: Fact) -> bool:
+        """Take a strict table's proved claim that ``token`` is none of ``ranks`` (and
+        hold its fact back until the test is done); ``False`` on an audit table."""
+        hand, view = self.hand, self.view
+        assert hand is not None
+        assert view is not None
+        assert hand.joint is not None
+        if not self.strict:
+            self._no_pet(env)
+            return False
+        prover = self._holder(m)
+        excluded = _encodings(ranks)
+        ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
+        try:
+            claim = PetClaim.from_bytes(ctx, canonical.get_bytes(
+                env.body, "pet", what=env.kind, evidence=env.wire, max_size=1 << 12),
+                len(excluded))
+            claim.verify(hand.final[token], excluded, hand.joint.share_of(prover))
+        except BadPet as exc:
+            raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"{env.kind} proof: {exc}") from exc
+        hand.proofs_checked += 1
+        hand.pet = _Pet(env, claim, fact, prover)
+        return True
+
+    def _on_pet(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        assert hand.joint is not None
+        index = self._holder(m)
+        pet = hand.pet
+        at = canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="pet",
+                               evidence=env.wire)
+        if pet is None or at != pet.claim.context.sequence:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"a test part for step {at}, "
+                         "which has no claim under test")
+        if index == pet.prover or index in pet.parts:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a test part it may not give")
+        data = canonical.get_bytes(env.body, "share", what="pet", size=PetShare.SIZE,
+                                   evidence=env.wire)
+        try:
+            part = PetShare.from_bytes(pet.claim, index, data)
+            part.verify(pet.claim, hand.joint.share_of(index))
+        except BadPet as exc:
+            raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"test part: {exc}") from exc
+        pet.parts[index] = part
+        if len(pet.parts) < len(hand.holders) - 1:
+            return
+        hand.pet = None
+        matches = pet_matches(pet.claim, list(pet.parts.values()), holders=len(hand.holders))
+        hand.pet_result[pet.env.id] = bool(matches)
+        if matches:
+            # Every node holds the same claim and parts: each finds the lie itself.
+            self._fault(FaultKind.FALSE_FACT, hand.holders[pet.prover],
+                        f"{self.names[hand.holders[pet.prover]]}'s {pet.env.kind} is proven "
+                        f"false: slot {pet.claim.context.slot} holds a card it said it did not",
+                        pet.env.wire)
+            return
+        if isinstance(pet.fact, Answer):
+            self._answered(pet.fact)
+        else:
+            self._feed(pet.fact)
+
+    def _pet_body(self, hand: _Hand, token: int, purpose: bytes, ranks: frozenset[Rank]
+                  ) -> str:
+        """My proved claim that ``token`` is none of ``ranks``, for an answer or a disclose."""
+        view = self.view
+        assert view is not None
+        assert hand.key is not None
+        assert hand.me is not None
+        ctx = PetContext(hand.ctx, token, hand.me, purpose, view.game.fact_count)
+        claim = PetClaim.make(ctx, hand.final[token], _encodings(ranks), hand.key,
+                              self._rng("pet-" + purpose.decode(), hand.number, token,
+                                        view.game.fact_count))
+        return canonical.b64encode(claim.to_bytes())
 
     def _claim(self, env: Envelope, token: int, seat: int, excluded: frozenset[Rank]) -> None:
         hand = self.hand
@@ -1012,12 +1161,15 @@ class TableNode:
         index = self._holder(m)
         if index in hand.revealed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second reveal")
+        if self.strict and ("secret" in env.body or "witness" in env.body):
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a strict table's close reveals nothing")
         hand.revealed.add(index)
         hand.reveal_seq[index] = env.seq
-        hand.secrets[index] = canonical.get_bytes(env.body, "secret", what="reveal",
-                                                  evidence=env.wire, max_size=64)
-        hand.openings[index] = canonical.get_bytes(env.body, "witness", what="reveal",
-                                                   evidence=env.wire, max_size=8192)
+        if not self.strict:
+            hand.secrets[index] = canonical.get_bytes(env.body, "secret", what="reveal",
+                                                      evidence=env.wire, max_size=64)
+            hand.openings[index] = canonical.get_bytes(env.body, "witness", what="reveal",
+                                                       evidence=env.wire, max_size=8192)
         if len(hand.revealed) == len(hand.holders):
             self._audit()
 
@@ -1029,10 +1181,12 @@ class TableNode:
         assert hand.joint is not None
         # Public shares are not passed again: each was DLEQ-verified against the same
         # X_i and final deck when it arrived, which is what the audit's share check proves.
-        report = audit_hand(HandRecord(hand.ctx, card_deck(), hand.joint, hand.steps,
-                                       hand.openings, hand.secrets))
+        report = None if self.strict else audit_hand(HandRecord(
+            hand.ctx, card_deck(), hand.joint, hand.steps, hand.openings, hand.secrets))
         hand.audited = True
-        if report.blame is not None:
+        if report is None:
+            pass  # strict: every step was proved when it was taken; nothing to open
+        elif report.blame is not None:
             b = report.blame
             self._fault(FaultKind.AUDIT, hand.holders[b.seat], f"{b.fault.value}: {b.reason}",
                         self._last_of(hand.holders[b.seat]))
@@ -1310,6 +1464,8 @@ class TableNode:
         if acc.kind == FaultKind.FALSE_FACT.value and env.kind in (msg.ANSWER, msg.DISCLOSE):
             if self._consumed[member] < env.seq:
                 return _PENDING
+            if self.strict:
+                return hand.pet_result.get(env.id, _PENDING)
             claim = hand.claimed.get(env.id)
             index = hand.protocol_seat(accuser)
             told = hand.disclosed.get(index, []) if index is not None else []
@@ -1497,15 +1653,22 @@ class TableNode:
                                                                        hand.joint.public)
             ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
             step, witness = shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", n))
-            self._witnesses[n] = witness
-            self._emit(out, msg.SHUFFLE, {"commit": canonical.b64encode(step.commitment),
-                                          "deck": canonical.b64encode(encode_deck(step.deck)),
-                                          "hand": n,
-                                          "input": canonical.b64encode(deck_digest(prev))})
+            body: dict[str, object] = {"deck": canonical.b64encode(encode_deck(step.deck)),
+                                       "hand": n, "input": canonical.b64encode(deck_digest(prev))}
+            if self.strict:
+                proof = prove_shuffle(ctx, hand.joint.public, prev, step.deck, witness,
+                                      self._rng("shuffle-proof", n))
+                body["proof"] = canonical.b64encode(proof.to_bytes())
+            else:
+                self._witnesses[n] = witness
+                body["commit"] = canonical.b64encode(step.commitment)
+            self._emit(out, msg.SHUFFLE, body)
         elif stage == Stage.DEAL:
             boxes = [self._box(hand, j, hand.holders[j], f"deal-{j}").to_json()
                      for j in range(len(hand.holders)) if j != hand.me]
             self._emit(out, msg.DEAL, {"boxes": boxes, "hand": n})
+        elif stage == Stage.REVEAL and self.strict:
+            self._emit(out, msg.REVEAL, {"hand": n})  # a close: nothing is revealed
         elif stage == Stage.REVEAL:
             assert hand.key is not None
             self._emit(out, msg.REVEAL, {
@@ -1578,6 +1741,17 @@ class TableNode:
                                           box, digest).to_json())
             self._emit(out, msg.FORWARD, {"boxes": boxes, "hand": n, "to": to, "token": token})
             return True
+        if hand.pet is not None:
+            pet = hand.pet
+            if hand.me is None or hand.me == pet.prover or hand.me in pet.parts or not (
+                    self._once("pet", n, pet.claim.context.sequence)):
+                return False
+            assert hand.key is not None
+            part = PetShare.make(pet.claim, hand.key, self._rng(
+                "pet-part", n, pet.claim.context.sequence))
+            self._emit(out, msg.PET, {"at": pet.claim.context.sequence, "hand": n,
+                                      "share": canonical.b64encode(part.to_bytes())})
+            return True
         phase = game.phase
         if phase in (Phase.DEAL, Phase.OVER):
             self.stage = Stage.REVEAL
@@ -1613,12 +1787,17 @@ class TableNode:
             body: dict[str, object] = {"hand": n, "shown": rank.id if rank in ANSWERING else None}
             if rank in ANSWERING:
                 body["shares"] = self._open_entries(hand, game.hold[game.tgt])
+            elif self.strict:
+                body["pet"] = self._pet_body(hand, game.hold[game.tgt], b"answer", ANSWERING)
             self._emit(out, msg.ANSWER, body)
         elif phase == Phase.DISCLOSE:
             kille = view.known.get(game.hold[game.tgt]) is Rank.KILLE
             body = {"hand": n, "kille": kille}
             if kille:
                 body["shares"] = self._open_entries(hand, game.hold[game.tgt])
+            elif self.strict:
+                body["pet"] = self._pet_body(hand, game.hold[game.tgt], b"disclose",
+                                             _KILLE_ONLY)
             self._emit(out, msg.DISCLOSE, body)
         else:
             try:
@@ -1679,14 +1858,20 @@ _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
-    FaultKind.FALSE_SHOW, FaultKind.CHECKPOINT))
+    FaultKind.FALSE_SHOW, FaultKind.CHECKPOINT, FaultKind.BAD_PROOF))
 #: Per kind the last stage it belongs to (II.6): later it is consumed as a fault.
 _LAST_STAGE: Final = {msg.KEY: Stage.KEYS, msg.SHUFFLE: Stage.SHUFFLE, msg.DEAL: Stage.DEAL,
                       msg.ACT: Stage.PLAY, msg.ANSWER: Stage.PLAY, msg.DISCLOSE: Stage.PLAY,
                       msg.DRAW: Stage.PLAY, msg.SHOW: Stage.PLAY, msg.FORWARD: Stage.REVEAL,
-                      msg.REVEAL: Stage.REVEAL}
+                      msg.REVEAL: Stage.REVEAL, msg.PET: Stage.PLAY}
 _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 _KILLE_ONLY: Final = frozenset({Rank.KILLE})
+
+
+def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:
+    """The card encodings of every copy of ``ranks``, in card order."""
+    deck = card_deck()
+    return tuple(deck.encodings[i] for i in range(len(deck)) if RANKS[i >> 1] in ranks)
 
 
 class _Blame(ProtocolError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from p2pkille.engine.cards import ANSWERING
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output, Send
@@ -72,11 +73,16 @@ class WrongShare(TableNode):
 
 
 class FalseAnswer(TableNode):
-    """Answers plain (lets the swap happen) even when it holds a blocking card."""
+    """Answers plain (lets the swap happen) even when it holds a blocking card; at a
+    strict table it also makes the proof of its false claim as best it can."""
 
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
         if kind == msg.ANSWER and body.get("shown") is not None:
             body = {"hand": body["hand"], "shown": None}
+            hand, view = self.hand, self.view
+            if self.strict and hand is not None and view is not None:
+                token = view.game.hold[view.game.tgt]
+                body["pet"] = self._pet_body(hand, token, b"answer", ANSWERING)
         super()._emit(out, kind, body)
 
 

@@ -132,18 +132,18 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
                 chips: int = 10, overrides: Mapping[str, object] | None = None,
                 faults: Faults | None = None, deciders: DeciderFactory | None = None,
                 timing: Timing | None = None, timings: Mapping[int, Timing] | None = None,
-                byzantine: Mapping[int, str] | None = None) -> SimTable:
+                byzantine: Mapping[int, str] | None = None, mode: str = "audit") -> SimTable:
     """Peers named ``n1``..``nN`` (transport names; seats come from the genesis).
     ``timings`` overrides ``timing`` per node index (skewed clocks); ``byzantine`` maps
     a SEAT (0-based, as in ``P1``..``PN``) to a behaviour of
-    :data:`p2pkille.sim.byzantine.BEHAVIOURS`."""
+    :data:`p2pkille.sim.byzantine.BEHAVIOURS`; ``mode`` is ``audit`` or ``strict``."""
     identities = [Identity.from_seed(_seed(seed, "identity", str(i))) for i in range(peers)]
     delivery = [DeliveryKeyPair.from_private(_seed(seed, "delivery", str(i)))
                 for i in range(peers)]
     config = TableConfig(
         table_id=_seed(seed, "table")[:16], name=f"sim-{seed}", ruleset=ruleset,
         members=tuple(Member(identities[i].public, delivery[i].public) for i in range(peers)),
-        stake=stake, chips=chips, overrides=dict(overrides or {}),
+        stake=stake, chips=chips, overrides=dict(overrides or {}), mode=mode,
     )
     make = deciders or (lambda _i: ThresholdBot())
     nodes = [TableNode(f"n{i + 1}", identities[i], delivery[i], config, make(i),

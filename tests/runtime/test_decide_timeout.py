@@ -70,7 +70,8 @@ def test_a_seat_that_never_decides_keeps_and_plays_on() -> None:
         assert not any(o.voided for o in node.outcomes), "a slow decision voids nothing"
         assert node.timed_decisions == slow.timed_decisions
         assert node.faults == []
-    assert slow.timed_decisions and all(s == 1 for _, s, _ in slow.timed_decisions)
+    assert slow.timed_decisions
+    assert all(s == 1 for _, s, _ in slow.timed_decisions)
     keeps = [f for o in slow.outcomes for f in o.facts if isinstance(f, Keep) and f.seat == 1]
     assert len(keeps) >= len([t for t in slow.timed_decisions if t[0] <= 4])
     # The defaults are decisions like any other: the referee replays them.
@@ -81,7 +82,7 @@ def test_a_seat_that_never_decides_keeps_and_plays_on() -> None:
 @pytest.mark.parametrize("delay", [LIMIT * 0.5, LIMIT + 0.3, LIMIT + 0.6, LIMIT * 3])
 @pytest.mark.parametrize("lag", [0.0, 1.5])
 def test_a_late_decision_never_splits_the_table(delay: float, lag: float) -> None:
-    table, late = _table(seat=2, delay=delay)
+    table, _late = _table(seat=2, delay=delay)
     slow = table.nodes[table.seats()[2]]
     if lag:
         # The others' votes reach the slow seat late: it decides before it hears them

@@ -12,7 +12,9 @@ products of up to n known scalars with that ciphertext's C1 that equals
 ``C2 - card``. Sums of more than n values are not tried: a decryption needs one
 share per key holder, and a sum of more could only match by a collision.
 
-The material of hand h is what arrived before the first ``reveal`` of hand h. What
+The material of hand h is what arrived before the first ``reveal`` of hand h (for a
+strict table: everything, the whole hand and after, since nothing is ever revealed;
+the material then also holds every point of the answer proofs). What
 it may decode comes from the rules, replayed from the audited facts: the seat's own
 cards (every token it held), cards a buyer was sold, and publicly opened cards
 (shown answers, disclosed killes, stock draws, the showdown). A broker may decode
@@ -21,6 +23,7 @@ only the publicly opened ones.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -70,15 +73,26 @@ def _hand(env: Envelope) -> int | None:
 
 
 def collect(node: TableNode, seen: list[bytes], hand: int,
-            delivery: DeliveryKeyPair | None, own: Scalar | None) -> Material:
+            delivery: DeliveryKeyPair | None, own: Scalar | None, *,
+            after: bool = False) -> Material:
     """What an attacker holds for ``hand`` from ``seen``: every envelope of earlier hands
-    (their reveals included) and those of this hand before its audit."""
+    (their reveals included) and those of this hand before its audit (``after``: every
+    envelope of this hand and all later ones too)."""
     mat = Material()
     ctx = HandContext(node.config.table_id, hand)
     for env in _envelopes(node, seen):
         body, h = env.body, _hand(env)
-        if h is None or h > hand or (h == hand and env.kind in (msg.REVEAL, msg.CHECKPOINT)):
+        if h is None or (not after and (h > hand or (
+                h == hand and env.kind in (msg.REVEAL, msg.CHECKPOINT)))):
             continue
+        try:
+            if "pet" in body or env.kind == msg.PET:
+                raw = canonical.get_bytes(body, "pet" if "pet" in body else "share", what="t")
+                for i in range(0, len(raw) - 31, 32):
+                    with contextlib.suppress(ProtocolError):  # a scalar of a proof
+                        mat.values[raw[i:i + 32]] = Point.from_bytes(raw[i:i + 32])
+        except ProtocolError:
+            pass
         try:
             if env.kind == msg.SHUFFLE and h == hand:
                 mat.decks.append(decode_deck(canonical.get_bytes(body, "deck", what="t"), 42))
@@ -96,7 +110,7 @@ def collect(node: TableNode, seen: list[bytes], hand: int,
                     except ProtocolError:
                         continue  # not sealed to us
                     mat.values[share.value.data] = share.value
-            elif env.kind == msg.REVEAL:
+            elif env.kind == msg.REVEAL and "secret" in body:
                 raw = canonical.get_bytes(body, "secret", what="t")
                 mat.scalars[raw] = Scalar.from_bytes(raw)
         except ProtocolError:
@@ -196,7 +210,8 @@ def _own_key(node: TableNode, hand: int) -> Scalar:
     return Scalar.from_hash("hand-key", node._secret("hand-key", hand.to_bytes(8, "big")))
 
 
-def leaks(table: SimTable, rec: Recorder, hands: int) -> tuple[list[str], list[str]]:
+def leaks(table: SimTable, rec: Recorder, hands: int, *, after: bool = False
+          ) -> tuple[list[str], list[str]]:
     """Every decode beyond what the rules allow, for every seat and the broker; and every
     key holder that did not decode a card of its own (the attack must work)."""
     first = table.nodes[0]
@@ -219,7 +234,7 @@ def leaks(table: SimTable, rec: Recorder, hands: int) -> tuple[list[str], list[s
             views.append((name, seats[seat] | public, seats[seat] if name in holders else set(),
                           _seen_by(node, rec), node.delivery, _own_key(node, hand)))
         for who, allowed, own_cards, seen, delivery, own in views:
-            mat = collect(first, seen, hand, delivery, own)
+            mat = collect(first, seen, hand, delivery, own, after=after)
             assert final in mat.decks, f"{who} never saw the final deck"
             mat.decks = [final]
             decoded = attack(mat, n)
@@ -229,7 +244,7 @@ def leaks(table: SimTable, rec: Recorder, hands: int) -> tuple[list[str], list[s
                 if slot not in allowed:
                     problems.append(f"hand {hand}: {who} decodes slot {slot} "
                                     f"({card_deck().labels[card]}) it may not know")
-                else:
+                elif faces:
                     assert faces[slot] == card, "a decode disagrees with the audit"
     return problems, blind
 
@@ -249,6 +264,31 @@ def test_no_seat_and_no_broker_decodes_a_card_it_may_not_know(
     problems, blind = leaks(table, rec, hands)
     assert problems == []
     assert blind == []  # every key holder decodes its own card: the attack works
+
+
+@pytest.mark.parametrize(("peers", "seed", "hands"), [(3, 2, 2), (4, 5, 1)])
+def test_after_a_strict_hand_nobody_decodes_a_card_the_rules_did_not_show(
+        peers: int, seed: int, hands: int) -> None:
+    table = build_table(peers, seed=seed, mode="strict", deciders=lambda _i: Restless())
+    rec = Recorder(table)
+    assert table.run(max_hands=hands).honest_agree
+    # No per-hand key was ever sent: a reveal of a strict table is only a close.
+    for node in table.nodes:
+        for env in _envelopes(node, [d for _, d in rec.deliveries]):
+            assert env.kind != msg.REVEAL or set(env.body) == {"hand"}
+    problems, blind = leaks(table, rec, hands, after=True)
+    assert problems == []
+    assert blind == []
+
+
+def test_after_an_audit_hand_the_same_attack_decodes_the_hidden_cards() -> None:
+    # The control for the strict test: an audit reveals every key, so the attack that
+    # finds nothing after a strict hand finds the stock and the dead players' cards here.
+    table = build_table(3, seed=2, deciders=lambda _i: Restless())
+    rec = Recorder(table)
+    assert table.run(max_hands=1).honest_agree
+    problems, _ = leaks(table, rec, 1, after=True)
+    assert any("broker decodes" in p for p in problems)
 
 
 class LeaksItsCard(TableNode):

@@ -1,0 +1,109 @@
+"""Strict tables (issue 7, docs/protocol.md II.13): every shuffle step is proved and
+checked before the next, every plain answer and every "no kille" is proved at once,
+and no per-hand key is ever revealed. The same seed and decisions reach the same
+results as an audit table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.main import main
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.node import TableNode
+from p2pkille.sim.table import TableRun, build_table
+from protocol.envelope import decode
+from tests.runtime.bots import Restless
+
+CHEATER = 1  # seat P2
+
+
+def _results(node: TableNode) -> list[tuple[int, list[str], int, dict[str, int], bool]]:
+    return [(o.hand, o.died, o.pot, o.chips, o.voided) for o in node.outcomes]
+
+
+@pytest.mark.parametrize(("ruleset", "peers"), [
+    ("wikipedia", 4), ("bytes-kille", 3), ("enkortskille", 5)])
+def test_strict_and_audit_tables_reach_the_same_results(ruleset: str, peers: int) -> None:
+    audit = build_table(peers, seed=7, ruleset=ruleset, deciders=lambda _i: Restless())
+    strict = build_table(peers, seed=7, ruleset=ruleset, mode="strict",
+                         deciders=lambda _i: Restless())
+    a, s = audit.run(max_hands=2), strict.run(max_hands=2)
+    assert a.honest_agree
+    assert s.honest_agree
+    assert _results(s.nodes[0])[:2] == _results(a.nodes[0])[:2]
+    for node in s.nodes:
+        assert node.faults == []
+        assert all(o.faces == () for o in node.outcomes), "nothing was opened for an audit"
+    # The checkpoint differs (other envelopes) but binds the same game state.
+    assert [o.checkpoint for o in s.nodes[0].outcomes[:2]] != [
+        o.checkpoint for o in a.nodes[0].outcomes[:2]]
+
+
+def _hand_envelopes(run: TableRun, hand: int) -> list[tuple[str, str]]:
+    node = run.honest[0]
+    return [(node.names[node.seat_of[m]], e.kind) for m, member in enumerate(node.members)
+            for e in node.transcript.chain(member) if e.body.get("hand") == hand]
+
+
+def _strict(behaviour: str, *, seed: int = 5, hands: int | None = None) -> TableRun:
+    table = build_table(4, seed=seed, chips=4, mode="strict",
+                        byzantine={CHEATER: behaviour}, deciders=lambda _i: Restless())
+    return table.run(until=900.0, max_hands=hands)
+
+
+def test_a_bad_shuffle_is_refused_before_the_deal() -> None:
+    run = _strict("bad-shuffle", hands=2)
+    assert run.honest_agree
+    (index,) = run.byzantine
+    cheater = run.nodes[index]
+    for node in run.honest:
+        first = node.outcomes[0]
+        assert first.voided
+        assert first.eliminated == ["P2"]
+        fault = next(f for f in node.faults if f.seat == CHEATER)
+        assert fault.kind is FaultKind.BAD_PROOF
+        env = decode(fault.evidence, table=node.config.table_id, members=node.members,
+                     kinds=None)
+        assert (env.author, env.kind) == (cheater.identity.public, msg.SHUFFLE)
+    kinds = {k for _, k in _hand_envelopes(run, 1)}
+    # Stopped before any card was dealt: no deal, no open, no key revealed.
+    assert kinds.isdisjoint({msg.DEAL, msg.FORWARD, msg.DRAW, msg.SHOW, msg.REVEAL})
+
+
+def test_a_false_answer_is_caught_at_the_answer() -> None:
+    for seed in range(1, 40):
+        run = _strict("false-answer", seed=seed, hands=3)
+        honest = run.honest
+        if not any(o.voided for o in honest[0].outcomes):
+            continue
+        assert run.honest_agree
+        voided = next(o for o in honest[0].outcomes if o.voided)
+        assert voided.eliminated == ["P2"]
+        assert [(a["accused"], a["kind"], a["verdict"]) for a in voided.accusations
+                if a["accused"] == "P2"][:1] == [("P2", "false-fact", "proven")]
+        for node in honest:
+            # Every honest node ran the test itself: nobody had to trust the requester.
+            assert any(f.kind is FaultKind.FALSE_FACT and f.seat == CHEATER
+                       for f in node.faults)
+        sent = _hand_envelopes(run, voided.hand)
+        assert (("P2", msg.ANSWER) in sent)
+        assert all(k != msg.REVEAL for _, k in sent)
+        # The liar never got the requester's card: no forward went to it.
+        for node in honest:
+            for e in node.transcript.chain(node.identity.public):
+                if e.kind == msg.FORWARD and e.body.get("hand") == voided.hand:
+                    assert e.body.get("to") != CHEATER
+        return
+    pytest.fail("no seed let the liar answer falsely")
+
+
+def test_sim_cli_runs_a_strict_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--peers", "3", "--hands", "1", "--mode", "strict", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["honest_agree"] is True
+    assert len(doc["hands"]) == 1
+    assert main(["sim", "--peers", "3", "--mode", "loose"]) == 2
+    assert "--mode" in capsys.readouterr().err
