@@ -5,12 +5,15 @@ seats are filled, plays ``--hands`` hands (or to the end) and, with ``--json``, 
 own view on stdout::
 
     {"seat": "P2", "hands": [{"hand", "died", "pot", "chips", "checkpoint", "agreed_by",
-                              "voided", "accusations", ...}], "winner": seat|null}
+                              "voided", "accusations", "eliminated"}],
+     "winner": seat|null, "spectated_from": hand|null}
 
 each hand in the shape of ``p2pkille sim --json``. Progress goes to stderr. With ``--log
 FILE`` the node logs every envelope it accepts; started again with a log that exists, the
 peer resumes that game (its keys and table come from the log) and catches up from the
-others. Exit status 0
+others. Back after ``--limit`` (the table voted its time out and eliminated it), it follows
+the rest of the game holding no key: ``spectated_from`` is the first hand it only watched.
+``--creator FINGERPRINT`` pins a joiner to one creator's key. Exit status 0
 once played, 1 when no table formed or the game did not finish within ``--timeout``,
 2 for bad arguments.
 """
@@ -33,6 +36,7 @@ from p2pkille.net.lobby import Offer
 from p2pkille.net.mesh import PeerAddress
 from p2pkille.net.mqtt import BrokerUrl
 from p2pkille.net.peer import KeyFileError, PeerError, PeerSettings, load_key, run_peer
+from p2pkille.runtime.node import Timing
 
 BAD_ARGS: Final = 2
 FAILED: Final = 1
@@ -77,6 +81,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="log every accepted envelope here; if the file exists, resume "
                              "the game it holds (a restart after a crash)")
     parser.add_argument("--timeout", default="300", help="give up after SECONDS (default 300)")
+    parser.add_argument("--limit", default=None, metavar="SECONDS",
+                        help="wait this long for a seat's cryptographic step before voting "
+                             f"its time out (default {Timing().limit:g}; a seat the table "
+                             "times out is eliminated)")
+    parser.add_argument("--decide-limit", default=None, metavar="SECONDS",
+                        help="wait this long for a seat's decision before voting that it "
+                             "gets the default: keep, decline (default "
+                             f"{Timing().decide_limit:g})")
+    parser.add_argument("--creator", default=None, metavar="FINGERPRINT",
+                        help="a joiner takes a roster only from the creator with this key "
+                             "fingerprint (16 hex digits, as `p2pkille tables` shows it)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--verbose", action="store_true", help="log the transport on stderr")
     parser.set_defaults(func=run)
@@ -84,6 +99,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _peer_int(name: str, text: str | None, low: int, high: int = 10**12) -> int:
     return whole_number(name, text, low, high)
+
+
+def _seconds(option: str, text: str | None, default: float) -> float:
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise _BadArgs(f"{option} must be a number of seconds, got {text!r}") from None
+    if not 0 < value < 10**6:
+        raise _BadArgs(f"{option} {text}: need a positive number of seconds")
+    return value
 
 
 def settings_from(args: argparse.Namespace) -> PeerSettings:
@@ -132,6 +159,16 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         raise _BadArgs(f"--timeout must be a number of seconds, got {args.timeout!r}") from None
     if not 0 < timeout < 10**6:
         raise _BadArgs(f"--timeout {args.timeout}: need a positive number of seconds")
+    limit = _seconds("--limit", args.limit, Timing().limit)
+    decide_limit = _seconds("--decide-limit", args.decide_limit, Timing().decide_limit)
+    creator = None
+    if args.creator is not None:
+        creator = str(args.creator).strip().lower()
+        if args.create:
+            raise _BadArgs("--creator is for a joiner: a creator is its own creator")
+        if len(creator) != 16 or any(c not in "0123456789abcdef" for c in creator):
+            raise _BadArgs(f"--creator {args.creator!r}: give the creator's key fingerprint "
+                           "(16 hex digits)")
     log = Path(args.log) if args.log is not None else None
     if log is not None and not log.exists() and not log.parent.is_dir():
         raise _BadArgs(f"--log {str(log)!r}: no such directory")
@@ -145,7 +182,8 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         offer=offer, create=bool(args.create), transport=transport, broker=broker,
         peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
         discover=not args.no_discovery, bot=str(args.bot),
-        hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity)
+        hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity,
+        limit=limit, decide_limit=decide_limit, creator=creator)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -109,6 +109,16 @@ class PeerSettings:
     timeout: float = 300.0
     linger: float = 10.0
     identity: Identity | None = None
+    limit: float = Timing().limit
+    """Seconds the node waits for a seat's cryptographic step before it votes its time out."""
+    decide_limit: float = Timing().decide_limit
+    """The same for a seat's decision (which then gets the agreed default)."""
+    creator: str | None = None
+    """A joiner's pinned creator: the fingerprint whose roster alone it takes."""
+
+    @property
+    def timing(self) -> Timing:
+        return Timing(limit=self.limit, decide_limit=self.decide_limit)
 
 
 @dataclass(slots=True)
@@ -123,10 +133,13 @@ class PeerResult:
     wall_s: float = 0.0
     lobby_s: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
+    spectated_from: int | None = None
+    """The first hand this peer followed holding no key after the table eliminated it
+    (it came back too late): from then on it only watched. ``None``: it never did."""
 
     def document(self) -> dict[str, object]:
         return {"hands": [h.to_json() for h in self.hands], "seat": self.seat,
-                "winner": self.winner}
+                "spectated_from": self.spectated_from, "winner": self.winner}
 
 
 class _Switchboard:
@@ -272,7 +285,7 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     if settings.log is not None and settings.log.exists():
         # A restart after a crash: the log holds the table, our keys and our secret seed.
         try:
-            resumed = restart_from_log(settings.log, decider)
+            resumed = restart_from_log(settings.log, decider, timing=settings.timing)
         except LogError as exc:
             raise PeerError(f"cannot resume from {str(settings.log)!r}: {exc}") from None
         if resumed.node.config.name != offer.name:
@@ -325,7 +338,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                         identity.public.fingerprint), transport.port, [settings.interface])
                     tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
             else:
-                lobby = Lobby(identity, delivery.public, offer, table=table, address=address)
+                lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
+                              creator=None if table is not None else settings.creator)
 
                 def on_lobby(sender: str, data: bytes) -> None:
                     for out in lobby.receive(sender, data, loop.time()):
@@ -339,11 +353,14 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                 progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
                          f"{identity.public.fingerprint}"
                          + (f" on {address}" if address else f" via {settings.broker}"))
+                told, said = 0, set[str]()
                 while not lobby.formed:
                     where[0] = _lobby_state(lobby)
+                    told = _tell_refused(lobby, told, said, settings.creator, progress)
                     for out in lobby.tick(loop.time()):
                         transport.send(out.to, out.data)
                     await asyncio.sleep(0.02)
+                _tell_refused(lobby, told, said, settings.creator, progress)
                 config = lobby.config()
                 lobby_s = loop.time() - started
                 if isinstance(transport, Mesh):
@@ -360,7 +377,7 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                         tasks.append(tg.create_task(_update(advertiser, formed),
                                                     name="peer:advertise"))
                 node = TableNode(name, identity, delivery, config, decider,
-                                 secrets.token_bytes(32), Timing())
+                                 secrets.token_bytes(32), settings.timing)
                 inner = node
                 if settings.log is not None:
                     logged = LoggedNode(node, settings.log)
@@ -373,7 +390,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
             reported = 0
             want = settings.hands
             while not (node.done or (want and len(node.outcomes) >= want)):
-                where[0] = f"playing hand {len(node.outcomes) + 1}"
+                where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
+                    f"{len(node.outcomes) + 1}"
                 reported = _report(node, reported, progress)
                 if driving.done():
                     driving.result()
@@ -407,7 +425,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                 hands=hands, winner=winner, table=config.table_id,
                 envelopes=driver.received, wall_s=finished - started - lobby_s,
                 lobby_s=lobby_s,
-                extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished})
+                extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished},
+                spectated_from=_spectated_from(node, hands))
         finally:
             board.on_lobby = None
             for task in tasks:
@@ -431,10 +450,29 @@ async def _advertise(advertiser: Advertiser) -> None:
         log.warning("peer: could not advertise: %s", exc)
 
 
+def _tell_refused(lobby: Lobby, told: int, said: set[str], creator: str | None,
+                  progress: Callable[[str], None]) -> int:
+    """Say on the progress line, once per reason, why a roster was refused while we are
+    pinned to a creator (the user asked for that key; another one trying to seat us is
+    news). Returns how many refusals are now told."""
+    if creator is None:
+        return len(lobby.refused)
+    for reason in lobby.refused[told:]:
+        if reason.startswith("a roster signed by") and reason not in said:
+            said.add(reason)
+            progress(f"refused {reason} (--creator)")
+    return len(lobby.refused)
+
+
 def _lobby_state(lobby: Lobby) -> str:
     if lobby.roster is None:
         if lobby.creating:
             return f"in the lobby: {len(lobby.joined)} of {lobby.offer.seats} seats taken"
+        if lobby.creator is not None:
+            refused = sum(r.startswith("a roster signed by") for r in lobby.refused)
+            return (f"in the lobby: no table by creator {lobby.creator} has seated us"
+                    + (f" (refused {refused} roster(s) signed by other keys)"
+                       if refused else ""))
         return "in the lobby: no table has seated us"
     return (f"in the lobby: {len(lobby.accepts)} of {lobby.roster.seats} members "
             "accepted the roster")
@@ -476,12 +514,31 @@ async def _feed(zc: AsyncZeroconf, name: str, mesh: Mesh, identity: Identity) ->
             await changed
 
 
+def _spectated_from(node: TableNode, hands: Sequence[HandOutcome] | None = None
+                   ) -> int | None:
+    """The hand after the voided one that eliminated our seat: from it on we hold no key
+    and only watch. ``None`` if the table never eliminated us (within ``hands``)."""
+    seat = node.my_seat
+    if seat is None:
+        return None
+    me = seat_name(seat)
+    for outcome in node.outcomes if hands is None else hands:
+        if me in outcome.eliminated:
+            return outcome.hand + 1
+    return None
+
+
 def _report(node: TableNode, reported: int, progress: Callable[[str], None]) -> int:
     outcomes = node.outcomes
+    me = seat_name(node.my_seat) if node.my_seat is not None else ""
     while reported < len(outcomes):
         o = outcomes[reported]
         died = ", ".join(o.died) or "nobody"
         progress(f"hand {o.hand}: died {died}; pot {o.pot}; checkpoint {o.checkpoint[:16]} "
-                 f"agreed by {len(o.agreed_by)}" + (" (voided)" if o.voided else ""))
+                 f"agreed by {len(o.agreed_by)}" + (" (voided)" if o.voided else "")
+                 + (f"; eliminated {', '.join(o.eliminated)}" if o.eliminated else ""))
+        if me in o.eliminated:
+            progress(f"the table eliminated us ({me}): watching the rest of the game as a "
+                     "spectator")
         reported += 1
     return reported

@@ -28,6 +28,7 @@ decisions for one slot are an equivocation), and on :meth:`LoggedNode.close`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
@@ -370,6 +371,13 @@ def rebuild(loaded: LoadedLog, decider: Decider, timing: Timing | None = None) -
                                                       loaded.envelopes, strict=False))
                     if a.wire != b), len(node.transcript.accepted))
         raise LogError(f"{loaded.name}: logged envelope {bad} is not accepted on replay")
+    # Its own time-out votes stand (its clock's call, made before the crash): without
+    # them it would answer a step it voted out with a seen it never made live.
+    for env in node.transcript.chain(node.identity.public):
+        if env.kind == msg.TIMEOUT:
+            with contextlib.suppress(ProtocolError):
+                node._voted.add((msg.get_hand(env.body, env.wire),
+                                 msg.get_step(env.body, env.wire)))
     return node
 
 
@@ -516,8 +524,11 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     for kind in loaded.order:
         if kind == "E":
             env = next(envelopes)
-            node.receive("log", env.wire, 0.0)
+            # Known as voted before the vote is taken: taking it may complete the time-out
+            # and pass the step, and a step passed that I did not vote I answer with a
+            # seen, which I never made live (I had voted).
             _own_timeout(node, env)
+            node.receive("log", env.wire, 0.0)
         else:
             proof = next(proofs)
             node.receive("log", proof.first, 0.0)

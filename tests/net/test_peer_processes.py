@@ -4,6 +4,7 @@ mosquitto. Every process must print the same checkpoints, each agreed by every s
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -99,6 +100,12 @@ def test_peers_find_each_other_by_address_without_discovery() -> None:
     (["--table", "x", "--seats", "4", "--bot", "oracle"], "unknown --bot"),
     (["--table", "x", "--seats", "4", "--timeout", "-1"], "--timeout"),
     (["--table", "x", "--seats", "4", "--create", "--stake", "5", "--chips", "3"], "--chips"),
+    (["--table", "x", "--seats", "4", "--creator", "xyz"], "--creator 'xyz': give the"),
+    (["--table", "x", "--seats", "4", "--create", "--creator", "0123456789abcdef"],
+     "--creator is for a joiner"),
+    (["--table", "x", "--seats", "4", "--limit", "0"], "--limit 0: need a positive"),
+    (["--table", "x", "--seats", "4", "--decide-limit", "soon"],
+     "--decide-limit must be a number of seconds"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "cli.main", "peer", *args], check=False,
@@ -124,8 +131,8 @@ def test_a_peer_killed_mid_game_resumes_from_its_log_and_the_game_goes_on(
         tmp_path: Path) -> None:
     """kill -9 of one peer once hand 1 is committed (its node is into hand 2); started
     again with the same --log it resumes, catches up from the others, and all four print
-    the same five hands: nothing committed is lost. (The runtime has no time limits yet, so
-    the others wait for it: this is the "restarted within the limit" case.)"""
+    the same five hands: nothing committed is lost. It is back well within the default
+    --limit (20 s), so nobody votes its time out: the "restarted within the limit" case."""
     table = f"t-{os.urandom(4).hex()}"
     logs = [tmp_path / f"peer{i}.log" for i in range(4)]
     commands = [peer_command(i, table, 4, "--interface", "127.0.0.1", "--log", str(logs[i]))
@@ -198,3 +205,161 @@ def test_a_log_that_is_not_a_network_peers_is_refused(tmp_path: Path) -> None:
                            check=False, cwd=ROOT, capture_output=True, timeout=30)
     assert other.returncode == 1
     assert "is of table 'sim-1', not 'other'" in other.stderr.decode()
+
+
+def _read_until(proc: subprocess.Popen[bytes], prefix: str, deadline: float) -> list[str]:
+    """Lines of ``proc``'s stderr up to the first that starts with ``prefix``."""
+    stderr = proc.stderr
+    assert stderr is not None
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        line = stderr.readline().decode(errors="replace")
+        seen.append(line)
+        if line.startswith(prefix) or not line:
+            break
+    assert seen
+    assert seen[-1].startswith(prefix), "".join(seen)[-2000:]
+    return seen
+
+
+@pytest.mark.multiprocess
+def test_a_peer_back_after_its_time_limit_was_eliminated_and_watches_as_a_spectator(
+        tmp_path: Path) -> None:
+    """kill -9 of one peer once hand 1 is committed; the others vote its time out after
+    --limit, void hand 2 and deal hand 3 without it. Only then is it started again with its
+    log: it resumes, gap-fills, sees the committed history and its own elimination, and
+    follows the game holding no key to the end. Every process prints the same hands:
+    1 committed by four, 2 voided eliminating the victim (its stake stays in the pot), 3..5
+    committed by the three others."""
+    table = f"t-{os.urandom(4).hex()}"
+    logs = [tmp_path / f"peer{i}.log" for i in range(4)]
+    limits = ("--limit", "3")
+    commands = [peer_command(i, table, 4, "--interface", "127.0.0.1", "--log", str(logs[i]),
+                             *limits) for i in range(4)]
+    procs = start(commands)
+    victim, witness = 2, 1
+    try:
+        deadline = time.monotonic() + 40
+        _read_until(procs[victim], "peer: hand 1:", deadline)
+        procs[victim].kill()  # SIGKILL: no clean-up of any kind
+        procs[victim].wait()
+        # The witness reports hand 1, then the voided hand 2 that eliminated the victim.
+        lines = _read_until(procs[witness], "peer: hand 2:", deadline + 20)
+        assert "(voided)" in lines[-1], lines[-1]
+        assert "eliminated" in lines[-1], lines[-1]
+        procs[victim] = subprocess.Popen(commands[victim], cwd=ROOT, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE)
+        results, errors = collect(procs, deadline + 40 - time.monotonic())
+    finally:
+        stop(procs)
+    assert errors[victim].startswith("peer: resuming table"), errors[victim][-2000:]
+    assert "watching the rest of the game as a spectator" in errors[victim]
+    me = str(results[victim]["seat"])
+    names = {"P1", "P2", "P3", "P4"}
+    assert sorted(str(r["seat"]) for r in results) == sorted(names)
+    hands = results[0]["hands"]
+    assert isinstance(hands, list)
+    for result in results:
+        assert result["hands"] == hands  # nothing committed is lost, for anyone
+        assert result["winner"] == results[0]["winner"]
+    assert [h["hand"] for h in hands] == [1, 2, 3, 4, 5][:len(hands)]
+    first, voided, *rest = hands
+    assert not first["voided"]
+    assert sorted(first["agreed_by"]) == sorted(names)
+    assert voided["voided"]
+    assert voided["checkpoint"] == ""
+    assert voided["agreed_by"] == []
+    assert voided["eliminated"] == [me]
+    assert [a["accused"] for a in voided["accusations"]] == [me]
+    assert voided["accusations"][0]["kind"] == "timeout"
+    # Voided: chips back to hand 1's checkpoint, except what the victim already staked.
+    assert sum(voided["chips"].values()) + voided["pot"] == 40
+    assert rest, "the game went on after the elimination"
+    for hand in rest:
+        assert not hand["voided"]
+        # Every seat still dealt in (one out of chips holds no key either), never the victim.
+        assert len(hand["agreed_by"]) >= 2
+        assert set(hand["agreed_by"]) <= names - {me}
+        assert hand["chips"][me] == voided["chips"][me]  # out: it neither pays nor wins
+        assert len(hand["checkpoint"]) == 64
+    assert results[victim]["spectated_from"] == 3
+    for i, result in enumerate(results):
+        if i != victim:
+            assert result["spectated_from"] is None
+    # Every log, the victim's included, replays offline to the same history.
+    for path in logs:
+        check = subprocess.run([sys.executable, "-m", "cli.main", "verify", str(path),
+                                "--json"], check=False, cwd=ROOT, capture_output=True,
+                               timeout=120)
+        verdict = json.loads(check.stdout)
+        assert verdict["clean"], (path.name, verdict["fault"])
+        assert [h["checkpoint"] for h in verdict["hands"][:len(hands)]] == [
+            h["checkpoint"] for h in hands]
+
+
+def _key_file(path: Path) -> str:
+    """A --key file with a fresh seed; returns the key's fingerprint."""
+    from protocol.identity import Identity
+    seed = os.urandom(32)
+    path.write_text(seed.hex() + "\n")
+    return Identity.from_seed(seed).public.fingerprint
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.multiprocess
+def test_a_joiner_pinned_with_creator_refuses_another_creators_roster(
+        tmp_path: Path) -> None:
+    """Two creators offer a table of the same name; the joiner with --creator FINGERPRINT
+    hears the wrong one first, refuses its roster with a message naming both keys, and
+    sits down only at the table of the creator it named."""
+    table = f"t-{os.urandom(4).hex()}"
+    real, rogue = _key_file(tmp_path / "real.key"), _key_file(tmp_path / "rogue.key")
+    real_port, rogue_port = _free_port(), _free_port()
+
+    def creator(key: str, port: int, *extra: str) -> list[str]:
+        # bytes-kille: the ruleset that plays with two.
+        return peer_command(1, table, 2, "--no-discovery", "--key", str(tmp_path / key),
+                            "--port", str(port), "--hands", "1", "--create", "--ruleset",
+                            "bytes-kille", *extra)
+
+    joiner = peer_command(1, table, 2, "--no-discovery", "--creator", real.upper(),
+                          "--peer", f"127.0.0.1:{rogue_port}", "--peer",
+                          f"127.0.0.1:{real_port}", "--hands", "1")
+    procs = start([creator("rogue.key", rogue_port, "--timeout", "12"), joiner])
+    try:
+        # Only the rogue creator runs: it seats the joiner, which must refuse.
+        lines = _read_until(procs[1], "peer: refused", time.monotonic() + 30)
+        assert lines[-1].strip() == (f"peer: refused a roster signed by {rogue}, not the "
+                                     f"creator {real} (--creator)")
+        procs += start([creator("real.key", real_port)])
+        results, _ = collect([procs[1], procs[2]], 45)
+        out, err = procs[0].communicate(timeout=30)
+    finally:
+        stop(procs)
+    joined, made = results
+    assert {joined["seat"], made["seat"]} == {"P1", "P2"}
+    assert joined["hands"] == made["hands"]
+    hands = joined["hands"]
+    assert isinstance(hands, list)
+    assert len(hands) == 1
+    assert len(hands[0]["checkpoint"]) == 64
+    # The rogue's table never formed: the joiner never accepted its roster.
+    assert procs[0].returncode == 1
+    assert out == b""
+    assert "in the lobby: 1 of 2 members accepted the roster" in err.decode()
+
+
+def test_a_pinned_joiner_that_finds_only_other_creators_gives_up_saying_so() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "peer", "--table", "nobody-here",
+                           "--seats", "3", "--no-discovery", "--timeout", "1.5",
+                           "--creator", "0123456789abcdef"],
+                          check=False, cwd=ROOT, capture_output=True, timeout=30)
+    assert proc.returncode == 1
+    assert ("gave up after 1.5 s (--timeout) in the lobby: no table by creator "
+            "0123456789abcdef has seated us") in proc.stderr.decode()
