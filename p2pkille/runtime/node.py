@@ -89,7 +89,13 @@ from protocol.seal import (
     seal_share,
     sealed_digest,
 )
-from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
+from protocol.shuffle_proof import (
+    BadShuffleProof,
+    ShuffleProof,
+    ShuffleStatement,
+    prove_shuffle,
+    verify_shuffles,
+)
 from protocol.transcript import Cut as TranscriptCut
 from protocol.transcript import Equivocated, Equivocation, Transcript
 
@@ -227,6 +233,8 @@ class _Hand:
         self.pet: _Pet | None = None    # strict tables: the claim being tested
         self.pet_result: dict[bytes, bool] = {}  # claim envelope id -> proven false
         self.proofs_checked = 0         # strict tables: shuffle and answer proofs checked
+        # strict tables: shuffle steps taken but not yet checked, with their envelopes
+        self.unchecked: list[tuple[ShuffleStatement, bytes]] = []
 
     def protocol_seat(self, seat: int) -> int | None:
         try:
@@ -745,18 +753,30 @@ class TableNode:
                          f"shuffle step {index} took a deck we do not hold")
         ctx = ShuffleContext(hand.ctx, index, index)
         if self.strict and index != hand.me:
-            # Checked before the next step and before any card is dealt: a bad step
-            # stops the hand here, and no card of it is ever opened.
-            try:
-                verify_shuffle(ctx, hand.joint.public, prev, deck, proof)
-            except RemoteProtocolError as exc:
-                raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"shuffle step {index}: {exc}") \
-                    from exc
-            hand.proofs_checked += 1
+            hand.unchecked.append((ShuffleStatement(ctx, tuple(prev), deck, proof), env.wire))
         hand.steps.append(ShuffleStep(ctx, deck, commit))
         if len(hand.steps) == len(hand.holders):
+            self._check_steps(hand)
             hand.final = deck
             self.stage = Stage.DEAL
+
+    def _check_steps(self, hand: _Hand) -> None:
+        """Check the proofs of the shuffle steps taken since the last check, together (a
+        deck two steps share is then multiplied once): before my own step and before the
+        deal, so a bad step is refused before anything is built on it and before any card
+        is dealt (docs/protocol.md II.13). The first bad step is named exactly."""
+        todo, hand.unchecked = hand.unchecked, []
+        if not todo or hand.joint is None:
+            return
+        try:
+            verify_shuffles(hand.joint.public, [st for st, _ in todo])
+        except BadShuffleProof as exc:
+            bad = next((wire for st, wire in todo if st.context.step == exc.step), None)
+            if exc.step is None or bad is None:  # pragma: no cover - each proof alone passed
+                raise
+            self._fault(FaultKind.BAD_PROOF, hand.holders[exc.step],
+                        f"shuffle step {exc.step}: {exc}", bad)
+        hand.proofs_checked += len(todo)
 
     def _on_deal(self, m: int, env: Envelope) -> None:
         hand = self.hand
@@ -1472,6 +1492,8 @@ class TableNode:
             opened = [e for t, e in told if claim and t == claim[0]]
             if claim is not None and opened:
                 return self._opens_into(claim[0], claim[1], opened)
+        if acc.kind == FaultKind.BAD_PROOF.value and hand.unchecked:
+            self._check_steps(hand)  # I took the step but had not checked it yet
         if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
                for f in self.faults):
             return True
@@ -1637,6 +1659,9 @@ class TableNode:
             return True
         if stage == Stage.PLAY:
             return self._play(out, hand)
+        if stage == Stage.SHUFFLE and hand.unchecked and hand.me == len(hand.steps):
+            self._check_steps(hand)  # before I build on them
+            return True
         if hand.me is None or not self._once(stage, n):
             return False
         if stage == Stage.KEYS:
