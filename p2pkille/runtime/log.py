@@ -55,7 +55,7 @@ from p2pkille.engine.facts import (
 )
 from p2pkille.engine.view import Decider, SeatView
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.config import MODES, Member, TableConfig
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
 from protocol import canonical
@@ -128,15 +128,18 @@ def _header(node: TableNode) -> bytes:
         "format": FORMAT,
         "identity": canonical.b64encode(node.identity.private_bytes()),
         "name": node.name,
-        "seed": canonical.b64encode(node._seed),
+        "seed": canonical.b64encode(node.seed),
     })
 
 
 def _config_from_json(obj: dict[str, object], path: str) -> TableConfig:
     what = f"{path}: header config"
     try:
-        canonical.require_keys(obj, ("chips", "members", "name", "options", "ruleset", "stake",
-                                     "table"), what=what)
+        keys = ("chips", "members", "name", "options", "ruleset", "stake", "table")
+        canonical.require_keys(obj, (*keys, "mode") if "mode" in obj else keys, what=what)
+        mode = obj.get("mode", "audit")
+        if mode not in MODES:
+            raise LogError(f"{what}: mode {mode!r} is not one of {', '.join(MODES)}")
         members = []
         for raw in canonical.get_list(obj, "members", what=what):
             if not isinstance(raw, dict):
@@ -154,7 +157,7 @@ def _config_from_json(obj: dict[str, object], path: str) -> TableConfig:
             name=name, ruleset=ruleset, members=tuple(members),
             stake=canonical.get_int(obj, "stake", lo=1, hi=canonical.MAX_INT, what=what),
             chips=canonical.get_int(obj, "chips", lo=1, hi=canonical.MAX_INT, what=what),
-            overrides=dict(options))
+            overrides=dict(options), mode=str(mode))
     except LogError:
         raise
     except (ProtocolError, ValueError, TypeError) as exc:
@@ -376,8 +379,8 @@ def rebuild(loaded: LoadedLog, decider: Decider, timing: Timing | None = None) -
     for env in node.transcript.chain(node.identity.public):
         if env.kind == msg.TIMEOUT:
             with contextlib.suppress(ProtocolError):
-                node._voted.add((msg.get_hand(env.body, env.wire),
-                                 msg.get_step(env.body, env.wire)))
+                node.take_own_vote(msg.get_hand(env.body, env.wire),
+                                   msg.get_step(env.body, env.wire))
     return node
 
 
@@ -558,7 +561,7 @@ def _own_timeout(node: TableNode, env: Envelope) -> None:
     if env.author != node.identity.public or env.kind != msg.TIMEOUT \
             or env.body.get("hand") != hand.number:
         return
-    node._voted.add((hand.number, msg.get_step(env.body, env.wire)))
+    node.take_own_vote(hand.number, msg.get_step(env.body, env.wire))
 
 
 def _record_number(loaded: LoadedLog, envelope: int) -> int:

@@ -320,6 +320,17 @@ class TableNode:
     def my_seat(self) -> int | None:
         return self.seat_of[self.me] if self.seat_of else None
 
+    @property
+    def seed(self) -> bytes:
+        """The secret every key and nonce of this member derives from (its log keeps it)."""
+        return self._seed
+
+    def take_own_vote(self, hand: int, step: tuple[int, int, int]) -> None:
+        """Count a time-out vote from this member's own log as cast: a node rebuilt from
+        its log then waits for that seat as it did live (it answers no ``seen`` for a
+        step it voted out), and re-derives only envelopes it really made."""
+        self._voted.add((hand, step))
+
     def start(self, now: float) -> Sequence[Output]:
         out: list[Output] = []
         self._pump(out)

@@ -224,3 +224,32 @@ def test_an_honest_log_of_a_game_with_a_withholding_peer_verifies_without_a_fork
                     if a["kind"] == "timeout"]
         assert timeouts
         assert {a["accused"] for a in timeouts} == {withholder}
+
+
+def test_a_strict_game_verifies_and_a_bad_proof_is_found_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "clean").mkdir()
+    table, logged = logged_table(tmp_path / "clean", 3, seed=3, mode="strict")
+    run = table.run(max_hands=2)
+    assert run.honest_agree
+    for wrapper in logged:
+        wrapper.close()
+    status, doc = _verify(capsys, logged[0].path)
+    assert status == 0
+    assert doc["hands"] == [o.to_json() for o in table.nodes[0].outcomes]
+    # A strict step whose deck is not what its proof proves: blamed before the deal,
+    # live and offline alike.
+    (tmp_path / "bad").mkdir()
+    table, logged = logged_table(tmp_path / "bad", 3, seed=3, mode="strict",
+                                 byzantine={1: "bad-shuffle"})
+    table.run(max_hands=2)
+    for wrapper in logged:
+        wrapper.close()
+    honest = [w for w in logged if w.node.my_seat != 1]
+    for wrapper in honest:
+        live = wrapper.node.faults[0]
+        assert (live.kind, live.seat) == (FaultKind.BAD_PROOF, 1)
+        status, doc = _verify(capsys, wrapper.path)
+        assert status == 1
+        assert doc["fault"]["kind"] == "bad-proof"  # type: ignore[index]
+        assert doc["fault"]["accused"] == "P2"  # type: ignore[index]
