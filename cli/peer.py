@@ -36,6 +36,7 @@ from p2pkille.net.lobby import Offer
 from p2pkille.net.mesh import PeerAddress
 from p2pkille.net.mqtt import BrokerUrl
 from p2pkille.net.peer import KeyFileError, PeerError, PeerSettings, load_key, run_peer
+from p2pkille.runtime.config import MODES
 from p2pkille.runtime.node import Timing
 
 BAD_ARGS: Final = 2
@@ -58,6 +59,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--ruleset", default=None,
                         help=f"one of {', '.join(PRESETS)} (creator default wikipedia; a "
                              "joiner only accepts this ruleset)")
+    parser.add_argument("--mode", default=None,
+                        help="audit or strict (creator default audit: commit-reveal, cards "
+                             "public after each hand; strict: proved shuffles and answers, no "
+                             "key ever revealed); a joiner only accepts this mode")
     parser.add_argument("--stake", default=None, help="base stake (creator default 1)")
     parser.add_argument("--chips", default=None, help="starting chips (creator default 10)")
     parser.add_argument("--transport", default="mesh", help="mesh (default) or mqtt")
@@ -127,8 +132,13 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         10 if args.create else None)
     if chips is not None and stake is not None and chips < stake:
         raise _BadArgs(f"--chips {chips} must be at least the stake {stake}")
+    mode = args.mode
+    if mode is None and args.create:
+        mode = "audit"
+    if mode is not None and mode not in MODES:
+        raise _BadArgs(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
     try:
-        offer = Offer(str(args.table), seats, ruleset, stake, chips)
+        offer = Offer(str(args.table), seats, ruleset, stake, chips, mode)
     except ValueError as exc:
         raise _BadArgs(str(exc)) from None
     transport = str(args.transport)

@@ -42,7 +42,7 @@ from typing import Final
 
 from p2pkille.engine.options import PRESETS
 from p2pkille.net.mesh import PeerAddress, peer_name
-from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.config import MODES, Member, TableConfig
 from p2pkille.runtime.io import Send
 from protocol import canonical
 from protocol.domain import hash32
@@ -84,6 +84,7 @@ _RULESET = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 _ADDRESS = re.compile(r"[!-~]{0,80}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_MODE = re.compile("|".join(MODES))
 
 
 class LobbyError(RemoteProtocolError):
@@ -129,7 +130,9 @@ def decode_message(data: bytes) -> LobbyMessage:
     kind = body.get("type")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise LobbyError(f"lobby message of type {kind!r:.40}", evidence=data)
-    canonical.require_keys(body, _KINDS[kind], what=f"lobby {kind}", evidence=data)
+    # A strict table's roster also names its mode (absent: an audit table).
+    keys = (*_KINDS[kind], "mode") if kind == "roster" and "mode" in body else _KINDS[kind]
+    canonical.require_keys(body, keys, what=f"lobby {kind}", evidence=data)
     key.verify(PURPOSE, canonical.encode(body),
                canonical.get_bytes(outer, "sig", what="lobby", size=64, evidence=data),
                evidence=data)
@@ -145,8 +148,13 @@ class Offer:
     ruleset: str | None = None
     stake: int | None = None
     chips: int | None = None
+    mode: str | None = None
+    """``audit`` or ``strict`` (a creator's; ``None``: a creator means ``audit``, a
+    joiner takes either)."""
 
     def __post_init__(self) -> None:
+        if self.mode is not None and self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if _NAME.fullmatch(self.name) is None or not self.name.isprintable() \
                 or len(self.name.encode()) > 64:
             raise ValueError(f"table name {self.name!r:.80}: 1..64 bytes of printable text")
@@ -171,7 +179,8 @@ class Offer:
                                 ("seats", self.seats, roster.seats),
                                 ("ruleset", self.ruleset, roster.ruleset),
                                 ("stake", self.stake, roster.stake),
-                                ("chips", self.chips, roster.chips)):
+                                ("chips", self.chips, roster.chips),
+                                ("mode", self.mode, roster.mode)):
             if want is not None and want != got:
                 return f"{what} {got!r} where we asked for {want!r}"
         return ""
@@ -210,6 +219,7 @@ class Roster:
     members: tuple[Seat, ...]
     creator: PublicKey
     wire: bytes = field(default=b"", compare=False)
+    mode: str = "audit"
 
     @property
     def seats(self) -> int:
@@ -221,7 +231,7 @@ class Roster:
         return hash32("table-roster", canonical.encode(self.body()))
 
     def body(self) -> dict[str, object]:
-        return {
+        body: dict[str, object] = {
             "channel": canonical.b64encode(self.channel), "chips": self.chips,
             "members": [{"address": s.address, "delivery": canonical.b64encode(s.delivery),
                          "identity": canonical.b64encode(s.identity.raw)}
@@ -229,12 +239,15 @@ class Roster:
             "name": self.name, "ruleset": self.ruleset, "seats": len(self.members),
             "stake": self.stake, "table": canonical.b64encode(self.table), "type": "roster",
         }
+        if self.mode != "audit":
+            body["mode"] = self.mode  # absent for audit tables, as in the genesis
+        return body
 
     def config(self) -> TableConfig:
         """The table every member builds from this roster (identical on every peer)."""
         return TableConfig(table_id=self.table, name=self.name, ruleset=self.ruleset,
                            members=tuple(Member(s.identity, s.delivery) for s in self.members),
-                           stake=self.stake, chips=self.chips)
+                           stake=self.stake, chips=self.chips, mode=self.mode)
 
     def seat_of(self, key: PublicKey) -> Seat | None:
         return next((s for s in self.members if s.identity == key), None)
@@ -274,7 +287,9 @@ class Roster:
                                       evidence=wire),
             stake=canonical.get_int(body, "stake", lo=1, hi=10**12, what=what, evidence=wire),
             chips=canonical.get_int(body, "chips", lo=1, hi=10**12, what=what, evidence=wire),
-            members=tuple(members), creator=message.key, wire=wire)
+            members=tuple(members), creator=message.key, wire=wire,
+            mode=canonical.get_str(body, "mode", what=what, pattern=_MODE, evidence=wire)
+            if "mode" in body else "audit")
         if roster.seat_of(message.key) is None:
             raise LobbyError("the roster's signer is not one of its members", evidence=wire)
         try:
@@ -402,7 +417,7 @@ class Lobby:
         assert offer.chips is not None
         members = tuple(sorted(self.joined, key=lambda s: s.identity.raw))
         roster = Roster(self.channel, self.table, offer.name, offer.ruleset, offer.stake,
-                        offer.chips, members, self.identity.public)
+                        offer.chips, members, self.identity.public, mode=offer.mode or "audit")
         wire = encode_message(self.identity, roster.body())
         self.roster = Roster.from_message(decode_message(wire))
         return self._accept(now)

@@ -136,10 +136,13 @@ class PeerResult:
     spectated_from: int | None = None
     """The first hand this peer followed holding no key after the table eliminated it
     (it came back too late): from then on it only watched. ``None``: it never did."""
+    mode: str = "audit"
+    """The table's mode: ``audit`` or ``strict``."""
 
     def document(self) -> dict[str, object]:
-        return {"hands": [h.to_json() for h in self.hands], "seat": self.seat,
-                "spectated_from": self.spectated_from, "winner": self.winner}
+        return {"hands": [h.to_json() for h in self.hands], "mode": self.mode,
+                "seat": self.seat, "spectated_from": self.spectated_from,
+                "winner": self.winner}
 
 
 class _Switchboard:
@@ -426,7 +429,7 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                 envelopes=driver.received, wall_s=finished - started - lobby_s,
                 lobby_s=lobby_s,
                 extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished},
-                spectated_from=_spectated_from(node, hands))
+                spectated_from=_spectated_from(node, hands), mode=config.mode)
         finally:
             board.on_lobby = None
             for task in tasks:

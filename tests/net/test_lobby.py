@@ -458,3 +458,27 @@ def test_a_joiner_that_does_not_know_the_creator_binds_to_the_first_fitting_rost
                           0.0) == []
     assert "not the creator" in joiner.refused[-1]
     assert _seated_by(joiner) == identity(0).public.fingerprint
+
+
+def test_a_strict_table_forms_strict_and_a_joiner_asking_for_audit_refuses_it() -> None:
+    strict = Offer("lobby-test", 4, "wikipedia", 1, 10, "strict")
+    lobbies = make_lobbies(offer=strict)
+    Net(lobbies).run()
+    assert all(lobby.formed for lobby in lobbies)
+    assert {lobby.config().mode for lobby in lobbies} == {"strict"}
+    assert all(lobby.config().to_json()["mode"] == "strict" for lobby in lobbies)
+    # An audit table's roster and genesis carry no mode at all (as before strict tables).
+    plain = make_lobbies()
+    Net(plain).run()
+    assert "mode" not in plain[0].config().to_json()
+    creator = Lobby(identity(5), delivery(5), strict, table=b"S" * 16)
+    for i in range(1, 4):
+        sent = creator.receive(str(identity(i).public), encode_message(identity(i), {
+            "address": "", "channel": canonical.b64encode(channel_id("lobby-test")),
+            "delivery": canonical.b64encode(delivery(i)), "type": "join"}), 0.0)
+    roster = next(s.data for s in sent if b'"roster"' in s.data)
+    careful = Lobby(identity(1), delivery(1), Offer("lobby-test", 4, mode="audit"))
+    assert careful.receive("anyone", roster, 0.0) == []
+    assert "mode" in careful.refused[0]
+    with pytest.raises(ValueError, match="mode"):
+        Offer("lobby-test", 4, mode="loose")

@@ -72,6 +72,18 @@ def test_four_peer_processes_agree_over_mosquitto(mosquitto: Broker) -> None:
 
 
 @pytest.mark.multiprocess
+def test_three_peer_processes_play_a_strict_table_over_the_mesh() -> None:
+    # Only the creator says --mode strict; the joiners take the mode from its roster.
+    table = f"t-{os.urandom(4).hex()}"
+    commands = [peer_command(i, table, 3, "--interface", "127.0.0.1") for i in range(3)]
+    commands[0] += ["--mode", "strict"]
+    commands[1] += ["--mode", "strict"]  # a joiner may insist on it
+    results = collect(start(commands), 55)[0]
+    check_identical(results, 3)
+    assert [r["mode"] for r in results] == ["strict"] * 3
+
+
+@pytest.mark.multiprocess
 def test_peers_find_each_other_by_address_without_discovery() -> None:
     """--peer HOST:PORT where multicast does not work: the joiners know only the creator's
     port; the roster's address hints complete the mesh."""
@@ -104,6 +116,7 @@ def test_peers_find_each_other_by_address_without_discovery() -> None:
     (["--table", "x", "--seats", "4", "--create", "--creator", "0123456789abcdef"],
      "--creator is for a joiner"),
     (["--table", "x", "--seats", "4", "--limit", "0"], "--limit 0: need a positive"),
+    (["--table", "x", "--seats", "4", "--mode", "lenient"], "--mode 'lenient'"),
     (["--table", "x", "--seats", "4", "--decide-limit", "soon"],
      "--decide-limit must be a number of seconds"),
 ])
