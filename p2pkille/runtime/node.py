@@ -16,7 +16,7 @@ Every failed check goes through :meth:`TableNode._fault`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -151,6 +151,12 @@ class HandOutcome:
 
     eliminated: list[str] = field(default_factory=list)
     """Seats a voided hand removed from the game."""
+    checked: dict[str, int] = field(default_factory=dict)
+    """What this node checked for the hand: ``shuffle_steps`` (replayed from the opened
+    witnesses, or proved), ``proofs`` (shuffle and answer proofs, strict tables),
+    ``shares`` (decryption shares with a proof) and ``signatures`` (checkpoint)."""
+    dealt: tuple[int, ...] = ()
+    """The seats dealt a card, in turn order: token ``i`` went to ``dealt[i]``."""
 
     def to_json(self) -> dict[str, object]:
         return {"accusations": self.accusations, "agreed_by": self.agreed_by,
@@ -290,6 +296,12 @@ class TableNode:
         self.timed_decisions: list[tuple[int, int, int]] = []
         """(hand, seat, step) of every decision the table gave its default."""
         self.rewinds = 0
+        self.watchers: list[Callable[[str], None]] = []
+        """Called after each ``"hand"`` dealt, ``"fact"`` applied, and hand ended
+        (``"commit"`` or ``"void"``: see :attr:`outcomes`); for a screen. A watcher must not
+        call back into the node."""
+        self.record_events = False
+        """Keep the game's events (narration) from the next deal on."""
         """Late decisions this node had taken and took back (see _give_default)."""
         self.dropped = 0
         """Transport input ignored: bytes that are no valid envelope or sync."""
@@ -685,6 +697,8 @@ class TableNode:
             self.stage = Stage.DONE
             return
         snapshot = view.game.snapshot()
+        if self.record_events and view.game.events is None:
+            view.game.events = []
         self._feed(Deal())
         game = view.game
         holders = tuple(game.dealt)
@@ -701,6 +715,11 @@ class TableNode:
             self.hand.key = KeyShare.from_secret(
                 me, Scalar.from_hash("hand-key", self._secret("hand-key", _u(self.hand.number))))
         self.stage = Stage.KEYS
+        self._tell("hand")
+
+    def _tell(self, what: str) -> None:
+        for watcher in self.watchers:
+            watcher(what)
 
     # keys, shuffle, deal
 
@@ -883,6 +902,7 @@ class TableNode:
             self.decider.observe(fact, view.view(self.my_seat))
         if found is not None:
             self._false_fact(found, self._last_of(found.seat))
+        self._tell("fact")
 
     def _false_fact(self, found: FalseFact, evidence: bytes = b"") -> None:
         self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names), evidence)
@@ -1601,6 +1621,7 @@ class TableNode:
             agreed_by=[], holders=[names[s] for s in sorted(hand.holders)], voided=True,
             accusations=told,
             eliminated=[names[s] for s in sorted(blamed)]))
+        self._tell("void")
         self._next_hand()
 
     def _commit(self) -> None:
@@ -1622,8 +1643,13 @@ class TableNode:
             holders=[names[s] for s in sorted(hand.holders)],
             faces=hand.faces,
             facts=list(hand.facts),
+            checked={"proofs": hand.proofs_checked, "shares": len(hand.public) + sum(
+                         len(c) for c in hand.custody.values()),
+                     "shuffle_steps": len(hand.steps), "signatures": len(hand.agreed)},
+            dealt=game.result.dealt if game.result is not None else (),
         ))
         self._prev = hand.checkpoint.id
+        self._tell("commit")
         self._next_hand()
 
     # ------------------------------------------------------------------ my own moves

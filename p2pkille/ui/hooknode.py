@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from p2pkille.engine.events import Event
-from p2pkille.engine.facts import Fact
 from p2pkille.engine.machine import Game
 from p2pkille.engine.view import Decider
 from p2pkille.runtime.config import TableConfig
@@ -39,10 +38,13 @@ class HandAudit:
     checkpoint: str
     dealt: tuple[int, ...] = ()
     """The seats dealt a card, in turn order: token ``i`` went to ``dealt[i]``."""
+    proofs: int = 0
+    """Shuffle and answer proofs checked (strict tables; 0 at an audit table)."""
 
 
 class HumanTableNode(TableNode):
-    """A :class:`TableNode` that reports events and audits to the screen."""
+    """A :class:`TableNode` that reports events and audits to the screen, through the
+    node's public watchers."""
 
     listener: EventListener | None = None
 
@@ -53,20 +55,19 @@ class HumanTableNode(TableNode):
                          timing or Timing())
         self.audits: dict[int, HandAudit] = {}
         self.listener = None
+        self.record_events = True
         self._told = 0
+        self.watchers.append(self._watch)
 
-    def _next_hand(self) -> None:
-        view = self.view
-        if view is not None and view.game.events is None:
-            view.game.events = []
-        super()._next_hand()
-        self._tell()
-
-    def _feed(self, fact: Fact) -> None:
-        super()._feed(fact)
-        self._tell()
-
-    def _tell(self) -> None:
+    def _watch(self, what: str) -> None:
+        if what == "commit":
+            done = self.outcomes[-1]
+            checked = done.checked
+            self.audits[done.hand] = HandAudit(
+                done.hand, checked.get("shuffle_steps", 0), checked.get("shares", 0),
+                checked.get("signatures", 0), done.checkpoint, done.dealt,
+                checked.get("proofs", 0))
+            return
         view = self.view
         if view is None or view.game.events is None:
             return
@@ -76,14 +77,3 @@ class HumanTableNode(TableNode):
         if self.listener is not None:
             for event in new:
                 self.listener(event, view.game)
-
-    def _commit(self) -> None:
-        hand = self.hand
-        assert hand is not None
-        assert hand.checkpoint is not None
-        shares = len(hand.public) + len(hand.draws) + sum(len(c) for c in hand.custody.values())
-        result = self.view.game.result if self.view is not None else None
-        self.audits[hand.number] = HandAudit(hand.number, len(hand.steps), shares,
-                                             len(hand.agreed), hand.checkpoint.id.hex(),
-                                             result.dealt if result is not None else ())
-        super()._commit()
