@@ -8,8 +8,11 @@ context) is bound as associated data: a box moved to another context fails.
 
 The sender's signed envelope also carries ``sealed_digest(header, pt)``. A
 recipient whose box fails to open, or opens to a share that does not verify,
-accuses; the sender answers by publishing ``pt`` openly, which anyone checks
-against the signed digest and the share's proof, or is blamed.
+accuses; the sender answers by publishing ``pt`` and the box's ephemeral private
+key ``e`` openly. Anyone then opens the box itself (:func:`open_disclosed`): a box
+that does not open with ``e``, or holds anything but ``pt``, blames the sender; a
+box that opens to a matching, valid ``pt`` proves the accusation false. ``e`` is
+fresh per box, so disclosing it shows this one box and nothing else.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "SEAL_OVERHEAD",
     "SealError",
     "check_disclosed_share",
+    "open_disclosed",
     "open_sealed",
     "open_share",
     "seal",
@@ -62,10 +66,14 @@ def _aad(header: bytes) -> bytes:
     return encode(label("seal-aad"), header)
 
 
-def seal(recipient_public: bytes, header: bytes, plaintext: bytes, rng: Rng) -> bytes:
-    """Encrypt ``plaintext`` to ``recipient_public`` bound to ``header``."""
+def seal(recipient_public: bytes, header: bytes, plaintext: bytes, rng: Rng, *,
+         ephemeral: DeliveryKeyPair | None = None) -> bytes:
+    """Encrypt ``plaintext`` to ``recipient_public`` bound to ``header`` (``ephemeral``:
+    the box's one-time key, drawn from ``rng`` when not given; keep it to answer a
+    dispute with :func:`open_disclosed`)."""
     recipient = delivery_public_key(recipient_public)
-    ephemeral = DeliveryKeyPair.generate(rng)
+    if ephemeral is None:
+        ephemeral = DeliveryKeyPair.generate(rng)
     try:
         shared = ephemeral.private_key().exchange(recipient)
     except ValueError as exc:
@@ -92,16 +100,40 @@ def open_sealed(recipient: DeliveryKeyPair, header: bytes, box: bytes) -> bytes:
         raise SealError("sealed box does not authenticate", evidence=box) from exc
 
 
+def open_disclosed(ephemeral_private: bytes, recipient_public: bytes, header: bytes,
+                   box: bytes) -> bytes:
+    """Open a box with the ephemeral private key its sender disclosed (a dispute).
+
+    :class:`SealError` if the key is not the box's or the box does not open: the
+    sender's fault, as only it chose both."""
+    if not SEAL_OVERHEAD <= len(box) <= MAX_SEALED or len(ephemeral_private) != 32:
+        raise SealError("disclosed box or key of the wrong size", evidence=box[:256])
+    ephemeral = DeliveryKeyPair.from_private(ephemeral_private)
+    if ephemeral.public != box[:32]:
+        raise SealError("the disclosed key is not the box's ephemeral key", evidence=box)
+    try:
+        shared = ephemeral.private_key().exchange(delivery_public_key(recipient_public))
+    except ValueError as exc:
+        raise SealError("recipient key is a low-order point", evidence=box) from exc
+    key = _key(shared, ephemeral.public, recipient_public)
+    try:
+        return ChaCha20Poly1305(key).decrypt(_NONCE, box[32:], _aad(header))
+    except InvalidTag as exc:
+        raise SealError("sealed box does not open with its disclosed key", evidence=box) from exc
+
+
 def sealed_digest(header: bytes, plaintext: bytes) -> bytes:
     """What the sender's envelope signs about a sealed payload: ``hash32("sealed", header, pt)``."""
     return hash32("sealed", header, plaintext)
 
 
-def seal_share(share: DecryptionShare, recipient_public: bytes, rng: Rng) -> tuple[bytes, bytes]:
+def seal_share(share: DecryptionShare, recipient_public: bytes, rng: Rng, *,
+               ephemeral: DeliveryKeyPair | None = None) -> tuple[bytes, bytes]:
     """Seal a share to its recipient: ``(box, digest)``; the envelope signs the digest."""
     header = share.context.header()
     plaintext = share.to_bytes()
-    return seal(recipient_public, header, plaintext, rng), sealed_digest(header, plaintext)
+    return (seal(recipient_public, header, plaintext, rng, ephemeral=ephemeral),
+            sealed_digest(header, plaintext))
 
 
 def open_share(recipient: DeliveryKeyPair, ctx: RevealContext, box: bytes) -> DecryptionShare:

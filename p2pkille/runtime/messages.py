@@ -208,20 +208,26 @@ def get_accusations(body: Mapping[str, object], evidence: bytes) -> list[Accusat
     return out
 
 
-def get_disclosed(body: Mapping[str, object], evidence: bytes) -> list[tuple[int, ShareEntry]]:
-    """The ``disclosed`` list of an accuse body: (token, share entry) per sealed share
-    its author opens to answer an accusation."""
+def get_disclosed(body: Mapping[str, object], evidence: bytes
+                  ) -> list[tuple[int, ShareEntry, bytes | None]]:
+    """The ``disclosed`` list of an accuse body: (token, share entry, the sealed box's
+    ephemeral private key or ``None``) per share its author opens, to answer a dispute
+    over a box it sealed (with the key) or to prove a card (without)."""
     out = []
     for e in _entries(body, "disclosed", evidence):
-        canonical.require_keys(e, ("by", "for", "share", "token"), what="disclosed",
+        keys = ("by", "for", "share", "token")
+        canonical.require_keys(e, (*keys, "key") if "key" in e else keys, what="disclosed",
                                evidence=evidence)
         sender = _seat(e, "by", evidence)
         assert sender is not None
+        key = canonical.get_bytes(e, "key", what="disclosed", size=32,
+                                  evidence=evidence) if "key" in e else None
         out.append((canonical.get_int(e, "token", lo=0, hi=1023, what="disclosed",
                                       evidence=evidence),
                     ShareEntry(sender, _seat(e, "for", evidence, null=True),
                                canonical.get_bytes(e, "share", what="disclosed", size=96,
-                                                   evidence=evidence))))
+                                                   evidence=evidence)),
+                    key))
     return out
 
 

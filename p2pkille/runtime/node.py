@@ -85,6 +85,7 @@ from protocol.rng import DeterministicRng
 from protocol.seal import (
     SealError,
     check_disclosed_share,
+    open_disclosed,
     open_share,
     seal_share,
     sealed_digest,
@@ -214,7 +215,10 @@ class _Hand:
         # (token, maker, context recipient, sealed to) -> the plaintext share I sealed:
         # what I disclose if the recipient says the box was bad.
         self.plain: dict[tuple[int, int, int | None, int], bytes] = {}
-        self.disclosed: dict[int, list[tuple[int, msg.ShareEntry]]] = {}
+        self.disclosed: dict[int, list[tuple[int, msg.ShareEntry, bytes | None]]] = {}
+        # (token, maker, context recipient, sealed to) -> the box's ephemeral private key:
+        # what proves, in a dispute, what the box held.
+        self.box_keys: dict[tuple[int, int, int | None, int], bytes] = {}
         self.taken: set[bytes] = set()  # ids of accuse/timeout/seen envelopes taken
         self.scanned: dict[int, int] = {}  # member -> next seq to scan ahead
         # (seat, stage, at) -> protocol seats that voted its time out
@@ -1434,8 +1438,9 @@ class TableNode:
         accusers = {hand.holders[k] for k, accs in hand.accuses.items()
                     if any(a.accused == self.my_seat and a.kind in _SEALED for a in accs)}
         out: list[JsonValue] = [
-                {"by": sender, "for": recipient, "share": canonical.b64encode(plain),
-                 "token": token}
+                {"by": sender, "for": recipient,
+                 "key": canonical.b64encode(hand.box_keys[(token, sender, recipient, to)]),
+                 "share": canonical.b64encode(plain), "token": token}
                 for (token, sender, recipient, to), plain in sorted(
                     hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
                 if to in accusers]
@@ -1445,9 +1450,10 @@ class TableNode:
 
     def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | None:
         """A sealed share the accuser says was bad: the accused must have disclosed, in
-        its own accuse, the plaintext of every box that envelope sealed to the accuser,
-        matching the signed digest and with a valid proof; else it is proven at fault.
-        An answered dispute blames nobody (who garbled a box cannot be shown)."""
+        its own accuse, the plaintext and the ephemeral key of every box that envelope
+        sealed to the accuser. Each box must open with its key to that plaintext, which
+        must match the signed digest and carry a valid proof; else the sealer is proven
+        at fault. If every box passes, the accuser said a good box was bad: false."""
         hand = self.hand
         assert hand is not None
         sealer = hand.protocol_seat(acc.accused)
@@ -1466,19 +1472,23 @@ class TableNode:
             return False
         if sealer not in hand.disclosed or hand.joint is None or not hand.final:
             return None
-        opened = {(t, e.sender, e.recipient): e.share for t, e in hand.disclosed[sealer]}
+        opened = {(t, e.sender, e.recipient): (e.share, key)
+                  for t, e, key in hand.disclosed[sealer]}
+        delivery = self.config.members[self.member_of[accuser]].delivery
         for box in boxes:
-            plain = opened.get((box.token, box.sender, box.recipient))
-            if plain is None or not (0 <= box.token < len(hand.final)
-                                     and 0 <= box.sender < len(hand.holders)):
+            plain, key = opened.get((box.token, box.sender, box.recipient), (None, None))
+            if plain is None or key is None or not (0 <= box.token < len(hand.final)
+                                                    and 0 <= box.sender < len(hand.holders)):
                 return True
             ctx = RevealContext(hand.ctx, box.token, box.sender, box.recipient)
             try:
+                if open_disclosed(key, delivery, ctx.header(), box.box) != plain:
+                    return True
                 check_disclosed_share(ctx, plain, box.digest, hand.joint.share_of(box.sender),
                                       hand.final[box.token], sealer=sealer)
             except RemoteProtocolError:
                 return True
-        return None
+        return False
 
     def _check(self, accuser: int, acc: msg.Accusation) -> bool | str | None:
         """Is ``acc`` proven (True), provably false (False), or not decidable from what
@@ -1520,7 +1530,7 @@ class TableNode:
             claim = hand.claimed.get(env.id)
             index = hand.protocol_seat(accuser)
             told = hand.disclosed.get(index, []) if index is not None else []
-            opened = [e for t, e in told if claim and t == claim[0]]
+            opened = [e for t, e, _ in told if claim and t == claim[0]]
             if claim is not None and opened:
                 return self._opens_into(claim[0], claim[1], opened)
         if acc.kind == FaultKind.BAD_PROOF.value and hand.unchecked:
@@ -1767,9 +1777,11 @@ class TableNode:
     def _box(self, hand: _Hand, token: int, to: int, purpose: str) -> msg.BoxEntry:
         share = self._share(hand, token, to, purpose)
         delivery = self.config.members[self.member_of[to]].delivery
-        hand.plain[(token, share.context.sender, share.context.recipient, to)] = share.to_bytes()
-        box, digest = seal_share(share, delivery, self._rng("seal-" + purpose, hand.number,
-                                                            token, to))
+        slot = (token, share.context.sender, share.context.recipient, to)
+        hand.plain[slot] = share.to_bytes()
+        ephemeral = DeliveryKeyPair.generate(self._rng("seal-" + purpose, hand.number, token, to))
+        hand.box_keys[slot] = ephemeral.private
+        box, digest = seal_share(share, delivery, _NO_RNG, ephemeral=ephemeral)
         return msg.BoxEntry(token, share.context.sender, to, box, digest)
 
     def _holdings(self, hand: _Hand, token: int, recipient: int | None
@@ -1795,10 +1807,12 @@ class TableNode:
             boxes = []
             for share in self._holdings(hand, token, to):
                 delivery = self.config.members[self.member_of[to]].delivery
-                hand.plain[(token, share.context.sender, share.context.recipient, to)] = (
-                    share.to_bytes())
-                box, digest = seal_share(share, delivery, self._rng(
+                slot = (token, share.context.sender, share.context.recipient, to)
+                hand.plain[slot] = share.to_bytes()
+                ephemeral = DeliveryKeyPair.generate(self._rng(
                     "seal-forward", n, token, to, share.context.sender))
+                hand.box_keys[slot] = ephemeral.private
+                box, digest = seal_share(share, delivery, _NO_RNG, ephemeral=ephemeral)
                 boxes.append(msg.BoxEntry(token, share.context.sender, share.context.recipient,
                                           box, digest).to_json())
             self._emit(out, msg.FORWARD, {"boxes": boxes, "hand": n, "to": to, "token": token})
@@ -1928,6 +1942,8 @@ _LAST_STAGE: Final = {msg.KEY: Stage.KEYS, msg.SHUFFLE: Stage.SHUFFLE, msg.DEAL:
                       msg.REVEAL: Stage.REVEAL, msg.PET: Stage.PLAY}
 _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 _KILLE_ONLY: Final = frozenset({Rank.KILLE})
+#: seal_share draws nothing when given its ephemeral key.
+_NO_RNG: Final = DeterministicRng(bytes(32))
 
 
 def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:

@@ -14,6 +14,7 @@ from protocol.seal import (
     SEAL_OVERHEAD,
     SealError,
     check_disclosed_share,
+    open_disclosed,
     open_sealed,
     open_share,
     seal,
@@ -155,3 +156,23 @@ def test_bad_forwarded_share_blames_the_forwarder_not_its_maker() -> None:
         check_disclosed_share(ctx, altered, sealed_digest(ctx.header(), altered), public, ct,
                               sealer=1)
     assert caught.value.sender == 1
+
+
+def test_a_box_opens_with_its_disclosed_one_time_key_and_no_other() -> None:
+    rng = DeterministicRng(b"disclosed" * 4)
+    recipient = DeliveryKeyPair.generate(rng)
+    ephemeral = DeliveryKeyPair.generate(rng)
+    box = seal(recipient.public, b"header", b"share bytes", rng, ephemeral=ephemeral)
+    assert box[:32] == ephemeral.public
+    # Anyone holding the disclosed key (not the recipient's) reads what the box held.
+    assert open_disclosed(ephemeral.private, recipient.public, b"header", box) == b"share bytes"
+    other = DeliveryKeyPair.generate(rng)
+    with pytest.raises(SealError, match="not the box's"):
+        open_disclosed(other.private, recipient.public, b"header", box)
+    garbled = box[:-1] + bytes([box[-1] ^ 1])
+    with pytest.raises(SealError, match="does not open"):
+        open_disclosed(ephemeral.private, recipient.public, b"header", garbled)
+    with pytest.raises(SealError):
+        open_disclosed(ephemeral.private, recipient.public, b"other header", box)
+    with pytest.raises(SealError, match="wrong size"):
+        open_disclosed(ephemeral.private[:31], recipient.public, b"header", box)

@@ -63,13 +63,17 @@ def test_a_sealed_share_dispute_is_settled_by_disclosure() -> None:
     assert run.honest_agree
     first = run.honest[0].outcomes[0]
     assert first.voided
-    assert first.eliminated == []  # the accused disclosed a valid share: nobody proven
+    # The accused disclosed each box's plaintext and one-time key: every node opened the
+    # box itself, found the valid share in it, and so the accusation is proven false.
+    assert first.eliminated == ["P2"]
     assert [(a["by"], a["kind"], a["verdict"]) for a in first.accusations] == [
-        ("P2", "bad-seal", "unproven")]
+        ("P2", "bad-seal", "false")]
     accused = next(n for n in run.nodes if n.my_seat == 2)
     accuse = next(e for e in accused.transcript.chain(accused.identity.public)
                   if e.kind == msg.ACCUSE)
-    assert msg.get_disclosed(accuse.body, accuse.wire), "the accused disclosed its share"
+    disclosed = msg.get_disclosed(accuse.body, accuse.wire)
+    assert disclosed, "the accused disclosed its share"
+    assert all(key is not None for _, _, key in disclosed), "and each box's key"
     assert not any(o.voided for o in run.honest[0].outcomes[1:])
 
 

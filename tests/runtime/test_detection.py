@@ -133,8 +133,6 @@ def test_a_bad_sealed_share_is_blamed_on_its_sealer_by_the_recipient(
         cls: type[TableNode], kind: FaultKind) -> None:
     table = build_table(3, seed=4)
     cheater = _swap_class(table, 0, cls)
-    # One hand: a garbled box whose sealer then discloses a valid share voids the hand
-    # without blame, and would again in every hand (docs/protocol.md II.11.1).
     table.run(until=30.0, max_hands=1)
     victims = [n for n in table.nodes if n is not cheater and n.faults]
     assert victims
@@ -192,6 +190,20 @@ def test_a_hidden_kille_is_proven_at_once_by_its_receiver() -> None:
             assert voided.eliminated == [node.names[liar.my_seat or 0]]
         return
     pytest.fail("no seed made the liar hide a kille")
+
+
+def test_a_garbled_box_costs_its_sealer_the_game_not_every_hand() -> None:
+    # The sealer answers the dispute with the share and the box's one-time key: every
+    # node opens the garbled box itself, so the garbler is proven at fault at once
+    # (before, it could void every hand unblamed).
+    table = build_table(3, seed=4)
+    cheater = _swap_class(table, 0, BadBox)
+    run = table.run(until=600.0)
+    assert run.honest_agree
+    voided = [o for o in run.honest[0].outcomes if o.voided]
+    assert len(voided) == 1
+    assert voided[0].eliminated == [run.honest[0].names[cheater.my_seat or 0]]
+    assert any(a["verdict"] == "proven" for a in voided[0].accusations)
 
 
 def test_equivocation_is_detected_with_verifiable_evidence() -> None:
