@@ -1,12 +1,15 @@
-"""The peer runtime per hand: ``python -m bench.runtime [--peers 3,5,9,15,20] [--hands H]``.
+"""The peer runtime per hand: ``python -m bench.runtime [--peers 3,5,9,15,20] [--hands H]
+[--mode audit|strict]``.
 
 For each table size, N bot peers play in one process over the simulated network
 (no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). After the genesis,
 each hand from its first key share to the last node committing its checkpoint is
 timed: wall and CPU time, scalar multiplications (base and variable), envelopes
-and bytes sent. The floor is the time those multiplications alone take, measured
-in the same process right after the hand with the raw rbcl calls (the group
-wrapper's checks count as our overhead); ``wall/floor`` is everything else.
+and bytes sent. The floor is the time those multiplications and point additions
+alone take, measured in the same process right after the hand with the raw rbcl
+calls (the group wrapper's checks count as our overhead); ``wall/floor`` is
+everything else. Additions matter for strict tables: a shuffle proof check does
+about as many as multiplications, each a third of a multiplication's cost.
 
 The critical path is for separate machines: the multiplications that must happen
 one after another, counted per phase from each node's own work (every node's
@@ -45,7 +48,7 @@ PHASES: Final = ("keys", "shuffle", "deal", "play", "audit", "checkpoint")
 PHASE_OF: Final = {
     msg.KEY: "keys", msg.SHUFFLE: "shuffle", msg.DEAL: "deal", msg.ACT: "play",
     msg.ANSWER: "play", msg.DISCLOSE: "play", msg.FORWARD: "play", msg.DRAW: "play",
-    msg.SHOW: "play", msg.REVEAL: "audit", msg.CHECKPOINT: "checkpoint",
+    msg.SHOW: "play", msg.PET: "play", msg.REVEAL: "audit", msg.CHECKPOINT: "checkpoint",
 }
 SEQUENTIAL: Final = frozenset({"shuffle", "play"})
 
@@ -90,13 +93,18 @@ def _instrument(node: TableNode, meter: Meter) -> None:
     node._consume = metered_consume  # type: ignore[method-assign]
 
 
-def op_costs(samples: int = 200, rounds: int = 5) -> tuple[float, float]:
-    """Seconds per base and per variable-base multiplication, raw rbcl: the best of
-    ``rounds`` (the machine is shared; the fastest round is the operation's own cost)."""
+def op_costs(samples: int = 200, rounds: int = 5) -> tuple[float, float, float]:
+    """Seconds per base and per variable-base multiplication and per addition, raw rbcl:
+    the best of ``rounds`` (the machine is shared; the fastest round is the operation's
+    own cost)."""
     scalar = bytes([7] * 31 + [0])
     point = rbcl.crypto_scalarmult_ristretto255_base(scalar)
-    base = var = float("inf")
+    base = var = add = float("inf")
     for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(samples):
+            rbcl.crypto_core_ristretto255_add(point, point)
+        add = min(add, (time.perf_counter() - start) / samples)
         start = time.perf_counter()
         for _ in range(samples):
             rbcl.crypto_scalarmult_ristretto255_base(scalar)
@@ -105,7 +113,7 @@ def op_costs(samples: int = 200, rounds: int = 5) -> tuple[float, float]:
         for _ in range(samples):
             rbcl.crypto_scalarmult_ristretto255(scalar, point)
         var = min(var, (time.perf_counter() - start) / samples)
-    return base, var
+    return base, var, add
 
 
 @dataclass
@@ -116,6 +124,7 @@ class HandFigures:
     cpu: float
     base: int
     var: int
+    adds: int
     envelopes: int
     bytes: int
     floor: float
@@ -131,9 +140,9 @@ def _critical(meters: list[Meter]) -> dict[str, int]:
     return out
 
 
-def bench_table(peers: int, hands: int, seed: int) -> list[HandFigures]:
+def bench_table(peers: int, hands: int, seed: int, mode: str = "audit") -> list[HandFigures]:
     ruleset = "wikipedia" if peers <= 15 else "enkortskille"
-    table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000)
+    table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000, mode=mode)
     nodes = table.nodes
     net = table.network
     net.run(stop=lambda _: all(n.hand is not None for n in nodes))
@@ -150,16 +159,16 @@ def bench_table(peers: int, hands: int, seed: int) -> list[HandFigures]:
 
         net.run(stop=committed)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        base, var = counters.base_mults, counters.var_mults
+        base, var, adds = counters.base_mults, counters.var_mults, counters.adds
         for node in nodes:  # drop the instance wrappers before the next hand meters anew
             for name in ("_emit", "_act", "_consume"):
                 vars(node).pop(name, None)
-        t_base, t_var = op_costs()
+        t_base, t_var, t_add = op_costs()
         out.append(HandFigures(
-            peers, k, wall, cpu, base, var,
+            peers, k, wall, cpu, base, var, adds,
             sum(n.sent_envelopes for n in nodes) - sent[0],
             sum(n.sent_bytes for n in nodes) - sent[1],
-            base * t_base + var * t_var, _critical(meters)))
+            base * t_base + var * t_var + adds * t_add, _critical(meters)))
         if any(n.done for n in nodes):
             break
     return out
@@ -170,19 +179,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peers", default="3,5,9,15,20")
     parser.add_argument("--hands", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--mode", default="audit", choices=("audit", "strict"))
     args = parser.parse_args(argv)
-    t_base, t_var = op_costs(1000)
-    print(f"raw rbcl: base mult {t_base * 1e6:.1f} us, variable mult {t_var * 1e6:.1f} us")
+    t_base, t_var, t_add = op_costs(1000)
+    print(f"{args.mode} tables; raw rbcl: base mult {t_base * 1e6:.1f} us, variable mult "
+          f"{t_var * 1e6:.1f} us, add {t_add * 1e6:.1f} us")
     head = (f"{'peers':>5} {'hand':>4} {'wall s':>7} {'cpu s':>7} {'base':>6} {'var':>6} "
+            f"{'adds':>6} "
             f"{'env':>5} {'kbytes':>7} {'floor s':>7} {'w/floor':>7} {'c/floor':>7} | critical "
             "path mults: "
             + " ".join(f"{p}" for p in PHASES) + " = total (time)")
     print(head)
     for peers in (int(p) for p in args.peers.split(",")):
-        for f in bench_table(peers, args.hands, args.seed):
+        for f in bench_table(peers, args.hands, args.seed, args.mode):
             crit = " ".join(f"{f.critical[p]}" for p in PHASES)
             total = sum(f.critical.values())
             print(f"{f.peers:>5} {f.hand:>4} {f.wall:7.3f} {f.cpu:7.3f} {f.base:6d} {f.var:6d} "
+                  f"{f.adds:6d} "
                   f"{f.envelopes:5d} {f.bytes / 1000:7.1f} {f.floor:7.3f} "
                   f"{f.wall / f.floor if f.floor else 0:7.2f} "
                   f"{f.cpu / f.floor if f.floor else 0:7.2f} | {crit} = {total} "

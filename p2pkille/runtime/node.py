@@ -593,7 +593,10 @@ class TableNode:
         phase = game.phase
         if kind == msg.PET:
             at = env.body.get("at")
-            return hand.pet is not None or type(at) is not int or at < game.fact_count
+            if type(at) is not int or (hand.pet is not None
+                                       and at == hand.pet.claim.context.sequence):
+                return True
+            return at < game.fact_count  # a part for a later claim waits for that claim
         if kind == msg.DRAW:
             return phase == Phase.STOCK and env.body.get("token") == game.stock[game.draw_index]
         if kind == msg.SHOW:
