@@ -912,7 +912,40 @@ class TableNode:
         self._tell("fact")
 
     def _false_fact(self, found: FalseFact, evidence: bytes = b"") -> None:
+        """A claim the faces contradict (at the showdown or the audit): accuse with the
+        claim as evidence and open the card in the accuse, so every node decides it
+        alone (docs/protocol.md II.11.1)."""
+        hand = self.hand
+        token = found.claim.token
+        if hand is not None:
+            wire = next((w for seat, w, _ in hand.claims_on.get(token, [])
+                         if seat == found.seat), None)
+            shares = self._opening(hand, token)
+            if wire is not None and shares:
+                evidence = wire
+                if not any(t == token for t, _ in hand.exposed):
+                    hand.exposed += [(token, msg.ShareEntry(sh.context.sender, None,
+                                                            sh.to_bytes())) for sh in shares]
         self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names), evidence)
+
+    def _opening(self, hand: _Hand, token: int) -> list[DecryptionShare]:
+        """A public share of ``token`` from every key holder: the ones opened in public,
+        or made from the revealed keys after the audit; empty if I cannot."""
+        public = {sh.context.sender: sh for sh in hand.public if sh.context.slot == token}
+        if len(public) < len(hand.holders) and len(hand.secrets) == len(hand.holders):
+            for k, secret in hand.secrets.items():
+                if k in public:
+                    continue
+                try:
+                    key = KeyShare.from_secret(k, Scalar.from_bytes(secret))
+                except RemoteProtocolError:
+                    return []
+                public[k] = DecryptionShare.make(key, hand.final[token],
+                                                 RevealContext(hand.ctx, token, k, None),
+                                                 self._rng("expose", hand.number, token, k))
+        if sorted(public) != list(range(len(hand.holders))):
+            return []
+        return [public[k] for k in sorted(public)]
 
     def _fact_of(self, m: int, env: Envelope) -> Fact:
         raw = canonical.get_object(env.body, "fact", what=env.kind, evidence=env.wire)
@@ -1525,17 +1558,22 @@ class TableNode:
             return True  # it signed two envelopes for one slot
         if acc.kind in _SEALED and env.kind in (msg.DEAL, msg.FORWARD):
             return self._dispute(accuser, acc, env)
-        if acc.kind == FaultKind.FALSE_FACT.value and env.kind in (msg.ANSWER, msg.DISCLOSE):
+        if acc.kind == FaultKind.FALSE_FACT.value:
+            # Self-contained: the evidence is the claim, and the accuser's accuse opens
+            # the card it hid (strict tables: the claim's test decides).
+            if env.kind not in (msg.ANSWER, msg.DISCLOSE):
+                return False
             if self._consumed[member] < env.seq:
                 return _PENDING
             if self.strict:
-                return hand.pet_result.get(env.id, _PENDING)
+                if hand.pet is not None and hand.pet.env.id == env.id:
+                    return _PENDING
+                return hand.pet_result.get(env.id, False)
             claim = hand.claimed.get(env.id)
             index = hand.protocol_seat(accuser)
             told = hand.disclosed.get(index, []) if index is not None else []
             opened = [e for t, e, _ in told if claim and t == claim[0]]
-            if claim is not None and opened:
-                return self._opens_into(claim[0], claim[1], opened)
+            return claim is not None and self._opens_into(claim[0], claim[1], opened)
         if acc.kind == FaultKind.BAD_PROOF.value and hand.unchecked:
             self._check_steps(hand)  # I took the step but had not checked it yet
         if any(f.hand == hand.number and f.seat == acc.accused and f.kind.value == acc.kind
@@ -1547,7 +1585,7 @@ class TableNode:
             # it made before revealing cannot rest on an audit. Decided from its chain,
             # so every node agrees, and the stopped hand cannot wait for my audit forever.
             return False
-        if acc.kind in (FaultKind.AUDIT.value, FaultKind.FALSE_FACT.value):
+        if acc.kind == FaultKind.AUDIT.value:
             # Every reveal is in the chains (the accuser audited): my audit will come.
             return False if hand.audited else _PENDING
         if acc.kind in _PUBLIC_CHECKS and env.kind not in (msg.DEAL, msg.FORWARD):

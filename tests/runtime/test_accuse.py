@@ -50,8 +50,14 @@ class _ForgedEvidence(_Accuser):
     someone_else = True
 
 
-def _with(cls: type[TableNode], seed: int = 3, faults: Faults | None = None) -> SimTable:
-    table = build_table(4, seed=seed, chips=4, faults=faults)
+class _MadeUpLie(_Accuser):
+    kind = FaultKind.FALSE_FACT
+    evidence_kind = msg.KEY
+
+
+def _with(cls: type[TableNode], seed: int = 3, faults: Faults | None = None,
+          mode: str = "audit") -> SimTable:
+    table = build_table(4, seed=seed, chips=4, faults=faults, mode=mode)
     index = table.seats()[1]
     table.nodes[index].__class__ = cls
     table.byzantine = frozenset({index})
@@ -75,6 +81,18 @@ def test_a_sealed_share_dispute_is_settled_by_disclosure() -> None:
     assert disclosed, "the accused disclosed its share"
     assert all(key is not None for _, _, key in disclosed), "and each box's key"
     assert not any(o.voided for o in run.honest[0].outcomes[1:])
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_made_up_lie_is_false_at_once_and_stalls_nothing(mode: str) -> None:
+    # A false-fact accusation must carry its proof (the claim, and the card opened);
+    # one resting on anything else waited for an audit a stopped hand never reaches.
+    run = _with(_MadeUpLie, mode=mode).run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.eliminated == ["P2"]
+    assert [(a["by"], a["kind"], a["verdict"]) for a in first.accusations] == [
+        ("P2", "false-fact", "false")]
 
 
 def test_evidence_signed_by_someone_else_blames_the_accuser() -> None:
