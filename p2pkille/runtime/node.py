@@ -1646,7 +1646,10 @@ class TableNode:
         forked = {f.seat for f in self.faults
                   if f.hand == hand.number and f.kind == FaultKind.EQUIVOCATION}
         blamed |= hand.timed_out
-        if not all(k in hand.accuses or hand.holders[k] in blamed | forked
+        # Every holder's accuse counts, a proven cheater's too (its accusations may prove
+        # another seat, and the verdict lists them): only a seat whose time-out the table
+        # agreed, or whose chain forked, is not waited for.
+        if not all(k in hand.accuses or hand.holders[k] in hand.timed_out | forked
                    for k in range(len(hand.holders))):
             return
         assert view is not None

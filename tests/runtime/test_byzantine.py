@@ -10,6 +10,7 @@ import pytest
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.byzantine import BEHAVIOURS
+from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from protocol.envelope import decode
 from protocol.transcript import Equivocation
@@ -131,3 +132,17 @@ def test_every_behaviour_has_a_name_and_a_bad_name_is_refused() -> None:
                                "false-accuse"}
     with pytest.raises(ValueError, match="unknown behaviour"):
         build_table(3, byzantine={0: "nice"})
+
+
+def test_the_verdict_lists_the_same_accusations_at_every_node() -> None:
+    # Found by a randomized run: under reordering the cheater's own accuse reached some
+    # nodes after their verdict, so the hand's accusation lists differed (the same seat
+    # was eliminated everywhere). The verdict now waits for every holder's accuse.
+    table = build_table(4, seed=208, chips=4, byzantine={2: "bad-shuffle"},
+                        faults=Faults.parse("drop=0.1,dup=0.05,reorder=0.1,delay=50ms"),
+                        deciders=lambda _i: Restless())
+    run = table.run(until=3000.0, max_hands=4)
+    assert run.honest_agree
+    voided = [o for o in run.honest[0].outcomes if o.voided]
+    assert [o.eliminated for o in voided] == [["P3"]]
+    assert {a["by"] for a in voided[0].accusations} == {"P1", "P2", "P3", "P4"}
