@@ -240,6 +240,9 @@ class _Hand:
         self.claimed: dict[bytes, tuple[int, frozenset[Rank]]] = {}
         self.claims_on: dict[int, list[tuple[int, bytes, frozenset[Rank]]]] = {}
         self.exposed: list[tuple[int, msg.ShareEntry]] = []
+        # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
+        # when it became owed): a seat that withholds one is timed out, not its victim.
+        self.owed: dict[tuple[int, int], tuple[int, int]] = {}
         self.pet: _Pet | None = None    # strict tables: the claim being tested
         self.pet_result: dict[bytes, bool] = {}  # claim envelope id -> proven false
         self.proofs_checked = 0         # strict tables: shuffle and answer proofs checked
@@ -380,14 +383,17 @@ class TableNode:
             stage, at = self._step_now()
             deciding = stage == Stage.PLAY and self.view.game.phase in _DECIDING
             limit = self.timing.decide_limit if deciding else self.timing.limit
-            for seat in self.waiting_for():
-                step = (seat, stage, at)
+            owing = self._owing()
+            steps = [((seat, stage, at), limit) for seat in self.waiting_for()
+                     if seat not in owing] + [
+                ((seat, _OWED, since), self.timing.limit) for seat, since in owing.items()]
+            for step, wait in steps:
                 first = self._since.setdefault((hand.number, step), now)
-                if (seat != self.my_seat and now - first >= limit
+                if (step[0] != self.my_seat and now - first >= wait
                         and (hand.number, step) not in self._voted):
                     self._voted.add((hand.number, step))
-                    self._emit(out, msg.TIMEOUT, {"at": at, "hand": hand.number,
-                                                  "seat": seat, "stage": stage})
+                    self._emit(out, msg.TIMEOUT, {"at": step[2], "hand": hand.number,
+                                                  "seat": step[0], "stage": step[1]})
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._pump(out)
@@ -405,9 +411,24 @@ class TableNode:
         played = view.game.fact_count if view is not None else 0
         return int(self.stage), played if self.stage == Stage.PLAY else 0
 
+    def _owing(self) -> dict[int, int]:
+        """Seats that owe a forward in play, with the fact count it became owed at (the
+        earliest, if several)."""
+        hand = self.hand
+        if hand is None or self.stage != Stage.PLAY or hand.voiding:
+            return {}
+        out: dict[int, int] = {}
+        for seat, since in hand.owed.values():
+            out[seat] = min(since, out.get(seat, since))
+        return out
+
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
-        now: what a time limit (part 2) would run against. Empty when done."""
+        now: what a time limit runs against. Empty when done."""
+        normal = self._waiting_for()
+        return normal + tuple(s for s in self._owing() if s not in normal)
+
+    def _waiting_for(self) -> tuple[int, ...]:
         stage = self.stage
         everyone = range(len(self.members))
         if stage == Stage.COMMIT:
@@ -972,12 +993,11 @@ class TableNode:
                          f"a decision for step {at}, the game is at step {game.fact_count}")
         seller = game.order[game.turn] if game.phase == Phase.SALE else None
         self._feed(fact)
-        if type(fact) is SaleAnswer and fact.accept and seller == self.my_seat and (
-            game.phase != Phase.OVER
-        ):
-            hand = self.hand
-            assert hand is not None
-            hand.forwards.append((game.hold[game.turn], fact.seat))
+        if type(fact) is SaleAnswer and fact.accept and seller is not None and (
+                game.phase != Phase.OVER):
+            hand.owed[(game.hold[game.turn], fact.seat)] = (seller, game.fact_count)
+            if seller == self.my_seat:
+                hand.forwards.append((game.hold[game.turn], fact.seat))
 
     def _open_public(self, m: int, env: Envelope, token: int) -> int:
         """Check a public open of ``token`` (one share per key holder); the card index."""
@@ -1044,6 +1064,9 @@ class TableNode:
         req_seat, tgt_seat = game.order[game.req], fact.seat
         self._feed(fact)
         if fact.shown is None or fact.shown is Rank.KILLE:
+            at = game.fact_count
+            hand.owed[(game.hold[game.tgt], tgt_seat)] = (req_seat, at)
+            hand.owed[(game.hold[game.req], req_seat)] = (tgt_seat, at)
             # After an exchange each side forwards what it holds for its old card.
             if self.my_seat == req_seat:
                 hand.forwards.append((game.hold[game.tgt], tgt_seat))
@@ -1191,6 +1214,9 @@ class TableNode:
         token = canonical.get_int(env.body, "token", lo=0, hi=len(hand.final) - 1,
                                   what="forward", evidence=env.wire)
         boxes = msg.get_boxes(env.body, env.wire)
+        owed = hand.owed.get((token, to))
+        if owed is not None and owed[0] == self.seat_of[m]:
+            del hand.owed[(token, to)]
         if to != self.my_seat:
             return
         for box in boxes:
@@ -1441,6 +1467,9 @@ class TableNode:
     def _past(self, step: tuple[int, int, int]) -> bool:
         """This node no longer waits for that seat at that step (it holds its envelope)."""
         seat, stage, at = step
+        if stage == _OWED:
+            hand = self.hand
+            return hand is not None and (seat, at) not in hand.owed.values()
         now = self._step_now()
         return now > (stage, at) or (now == (stage, at) and seat not in self.waiting_for())
 
@@ -1975,6 +2004,7 @@ def _default(phase: int, seat: int) -> Fact:
 _AUTHOR: Final = -1
 _PENDING: Final = "pending"
 _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
+_OWED: Final = 11  # the step "a forward owed since fact count at" (beside play)
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,

@@ -1,12 +1,18 @@
-"""Agreed time-outs (docs/protocol.md II.13): a seat that withholds a step is
+"""Agreed time-outs (docs/protocol.md II.11.3): a seat that withholds a step is
 eliminated only when every other key holder voted its time out; nodes whose clocks
 (limits) differ, or a node that is merely slow, never split the table."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
+from tests.runtime.bots import Restless
 from tests.runtime.helpers import node_results
 
 WITHHOLDER = 1  # seat P2
@@ -100,3 +106,29 @@ def test_a_timeout_after_a_voided_hand_is_still_agreed() -> None:
     assert [o.eliminated for o in voided] == [["P3"], ["P2"]]
     assert [a["kind"] for a in voided[0].accusations] == ["timeout"]
     assert {a["kind"] for a in voided[1].accusations} == {"audit"}
+
+
+class NoForward(TableNode):
+    """Never forwards its shares after an exchange (its partner cannot learn its card)."""
+
+    def _play(self, out: list[Output], hand: Any) -> bool:
+        if hand.forwards:
+            hand.forwards.clear()
+            return True
+        return bool(super()._play(out, hand))
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_withheld_forward_eliminates_the_withholder_not_its_victim(mode: str) -> None:
+    # The table waits for an owed forward like any other step: walking away with a
+    # partner's card must not leave the partner unable to play, timed out in its place.
+    table = build_table(3, seed=1, mode=mode, deciders=lambda _i: Restless())
+    index = table.seats()[1]
+    table.nodes[index].__class__ = NoForward
+    table.byzantine = frozenset({index})
+    run = table.run(until=2000.0, max_hands=2)
+    assert run.honest_agree
+    voided = [o for o in run.honest[0].outcomes if o.voided]
+    assert [o.eliminated for o in voided] == [["P2"]]
+    assert [a["kind"] for a in voided[0].accusations] == ["timeout"]
+    assert all(n.timed_decisions == [] for n in run.honest)
