@@ -32,7 +32,7 @@ def logged_table(tmp: Path, peers: int, seed: int, **kwargs: object) -> tuple[
     logged = [LoggedNode(n, tmp / f"{n.name}.log", durable=False) for n in plain.nodes]
     for node in logged:
         network.add(node)
-    return SimTable(list(plain.nodes), network), logged
+    return SimTable(list(plain.nodes), network, plain.byzantine), logged
 
 
 def _checkpoints(node: TableNode) -> list[str]:

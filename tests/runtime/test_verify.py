@@ -15,11 +15,13 @@ from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.log import MAGIC, LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.reveal import DecryptionShare
+from tests.runtime.bots import Restless
 from tests.runtime.test_log import logged_table
 
 
@@ -253,3 +255,25 @@ def test_a_strict_game_verifies_and_a_bad_proof_is_found_again(
         assert status == 1
         assert doc["fault"]["kind"] == "bad-proof"  # type: ignore[index]
         assert doc["fault"]["accused"] == "P2"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+@pytest.mark.parametrize("behaviour", sorted(BEHAVIOURS))
+def test_verify_on_an_honest_log_finds_what_the_live_node_found(
+        tmp_path: Path, behaviour: str, mode: str) -> None:
+    # Every misbehaving peer of the simulator: replaying an honest peer's log offline
+    # finds the same faults, with the same kind and seat, and the same hands.
+    table, logged = logged_table(tmp_path, 4, seed=5, chips=4, mode=mode,
+                                 byzantine={1: behaviour}, deciders=lambda _i: Restless())
+    run = table.run(until=600.0, max_hands=3)
+    assert run.honest_agree
+    for wrapper in logged:
+        wrapper.close()
+    wrapper = next(w for w in logged if w.node.my_seat not in (None, 1))
+    verdict = verify_log(load_log(wrapper.path), ThresholdBot())
+    live = [(f.kind.value, wrapper.node.names[f.seat]) for f in wrapper.node.faults
+            if f.seat is not None]
+    found = [(str(f["kind"]), str(f["accused"])) for f in verdict.faults
+             if f.get("accused") is not None]
+    assert found == live
+    assert verdict.hands == [o.to_json() for o in wrapper.node.outcomes]
