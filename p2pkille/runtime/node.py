@@ -1513,7 +1513,7 @@ class TableNode:
                  "token": token} for token, e in hand.exposed]
         return out[:msg.MAX_ENTRIES]
 
-    def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | None:
+    def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | str | None:
         """A sealed share the accuser says was bad: the accused must have disclosed, in
         its own accuse, the plaintext and the ephemeral key of every box that envelope
         sealed to the accuser. Each box must open with its key to that plaintext, which
@@ -1535,8 +1535,14 @@ class TableNode:
             return None  # a malformed envelope: every node blamed that on its own
         if not boxes:
             return False
-        if sealer not in hand.disclosed or hand.joint is None or not hand.final:
-            return None
+        if hand.joint is None or not hand.final:
+            return _PENDING  # the boxes exist, so the deck does: my deal stage will come
+        if sealer not in hand.disclosed:
+            # Its accuse is awaited (or it timed out or forked, and answered nothing).
+            gone = acc.accused in hand.timed_out or any(
+                f.kind == FaultKind.EQUIVOCATION and f.seat == acc.accused
+                and f.hand == hand.number for f in self.faults)
+            return True if gone else _PENDING
         opened = {(t, e.sender, e.recipient): (e.share, key)
                   for t, e, key in hand.disclosed[sealer]}
         delivery = self.config.members[self.member_of[accuser]].delivery
@@ -1672,8 +1678,12 @@ class TableNode:
         verdicts = [(by, acc, ok) for by, acc, ok in checked if not isinstance(ok, str)]
         blamed = {acc.accused for _, acc, ok in verdicts if ok} | {
             by for by, _, ok in verdicts if ok is False}
-        forked = {f.seat for f in self.faults
-                  if f.hand == hand.number and f.kind == FaultKind.EQUIVOCATION}
+        # A forked chain is dead at every node that holds both branches, whenever that was
+        # found (in an earlier stage too): its accuse may never come. Equivocation evidence
+        # is self-verifying, so an accusation that carries it counts as well.
+        forked = {f.seat for f in self.faults if f.kind == FaultKind.EQUIVOCATION} | {
+            acc.accused for _, acc, ok in verdicts
+            if ok and acc.kind == FaultKind.EQUIVOCATION.value}
         blamed |= hand.timed_out
         # Every holder's accuse counts, a proven cheater's too (its accusations may prove
         # another seat, and the verdict lists them): only a seat whose time-out the table

@@ -36,7 +36,10 @@ def configuration(seed: int) -> Configuration:
                          r.choice(["none", NOISY]), r.random() < 0.5)
 
 
-@pytest.mark.parametrize("seed", range(200, 212))
+# 613 and 630 failed once: a node that saw a fork before the hand began waited for the
+# forked seat's accuse forever; a node still before the deal judged a sealed-box dispute
+# "unproven" while the others proved it.
+@pytest.mark.parametrize("seed", [*range(200, 212), 613, 630])
 def test_a_random_table_ends_in_agreement(seed: int) -> None:
     c = configuration(seed)
     table = build_table(c.peers, seed=seed, chips=4, mode=c.mode,
