@@ -68,7 +68,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (SHOW, ("shares",), ()),
         (REVEAL, (), ("secret", "witness")),  # strict tables reveal nothing: a close
         (CHECKPOINT, ("id", "sig"), ()),
-        (ACCUSE, ("accusations", "disclosed"), ()),
+        # opened: shares that open a card a claim hid (audit tables); parts: the test
+        # parts that show a strict claim false. Both prove a false-fact accusation.
+        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts")),
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
         (PET, ("at", "share"), ()),
@@ -228,6 +230,40 @@ def get_disclosed(body: Mapping[str, object], evidence: bytes
                                canonical.get_bytes(e, "share", what="disclosed", size=96,
                                                    evidence=evidence)),
                     key))
+    return out
+
+
+def get_opened(body: Mapping[str, object], evidence: bytes) -> list[tuple[int, ShareEntry]]:
+    """The ``opened`` list of an accuse body: (token, share with its context's recipient)
+    per share that opens a card the accused's claim hid (absent: none)."""
+    if "opened" not in body:
+        return []
+    out = []
+    for e in _entries(body, "opened", evidence):
+        canonical.require_keys(e, ("by", "for", "share", "token"), what="opened",
+                               evidence=evidence)
+        sender = _seat(e, "by", evidence)
+        assert sender is not None
+        out.append((canonical.get_int(e, "token", lo=0, hi=1023, what="opened",
+                                      evidence=evidence),
+                    ShareEntry(sender, _seat(e, "for", evidence, null=True),
+                               canonical.get_bytes(e, "share", what="opened", size=96,
+                                                   evidence=evidence))))
+    return out
+
+
+def get_parts(body: Mapping[str, object], evidence: bytes) -> list[tuple[int, bytes]]:
+    """The ``parts`` list of an accuse body: (protocol seat, 96-byte test part) per part of
+    the strict claim the accusation names (absent: none)."""
+    if "parts" not in body:
+        return []
+    out = []
+    for e in _entries(body, "parts", evidence):
+        canonical.require_keys(e, ("by", "share"), what="parts", evidence=evidence)
+        seat = _seat(e, "by", evidence)
+        assert seat is not None
+        out.append((seat, canonical.get_bytes(e, "share", what="parts", size=96,
+                                              evidence=evidence)))
     return out
 
 

@@ -240,6 +240,13 @@ class _Hand:
         self.claimed: dict[bytes, tuple[int, frozenset[Rank]]] = {}
         self.claims_on: dict[int, list[tuple[int, bytes, frozenset[Rank]]]] = {}
         self.exposed: list[tuple[int, msg.ShareEntry]] = []
+        self.opened: dict[int, list[tuple[int, msg.ShareEntry]]] = {}  # accuser -> its opens
+        self.parts: dict[int, list[tuple[int, bytes]]] = {}  # accuser -> test parts it shows
+        # strict: claim envelope id -> (claim, slot ciphertext, excluded cards), to check a
+        # false-fact accusation from the parts it carries; and the parts of a claim I found
+        # false (what my accuse shows).
+        self.claims_tested: dict[bytes, tuple[PetClaim, Ciphertext, tuple[Point, ...]]] = {}
+        self.lie_parts: list[tuple[int, bytes]] = []
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -743,6 +750,12 @@ class TableNode:
             self.hand.key = KeyShare.from_secret(
                 me, Scalar.from_hash("hand-key", self._secret("hand-key", _u(self.hand.number))))
         self.stage = Stage.KEYS
+        # A fork found before this hand began (e.g. a later hand's envelope arrived in two
+        # versions during the genesis): its author is a holder here with a dead chain.
+        for f in list(self.faults):
+            if (f.kind == FaultKind.EQUIVOCATION and f.seat in holders and f.evidence
+                    and f.hand < self.hand.number and me is not None):
+                self._fault(f.kind, f.seat, f.reason, f.evidence)
         self._tell("hand")
 
     def _tell(self, what: str) -> None:
@@ -1125,6 +1138,7 @@ class TableNode:
             raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"{env.kind} proof: {exc}") from exc
         hand.proofs_checked += 1
         hand.pet = _Pet(env, claim, fact, prover)
+        hand.claims_tested[env.id] = (claim, hand.final[token], excluded)
         return True
 
     def _on_pet(self, m: int, env: Envelope) -> None:
@@ -1154,7 +1168,9 @@ class TableNode:
         matches = pet_matches(pet.claim, list(pet.parts.values()), holders=len(hand.holders))
         hand.pet_result[pet.env.id] = bool(matches)
         if matches:
-            # Every node holds the same claim and parts: each finds the lie itself.
+            # Every node holds the same claim and parts: each finds the lie itself, and
+            # its accuse shows the parts, so the accusation stands on its own.
+            hand.lie_parts = [(k, p.to_bytes()) for k, p in sorted(pet.parts.items())]
             self._fault(FaultKind.FALSE_FACT, hand.holders[pet.prover],
                         f"{self.names[hand.holders[pet.prover]]}'s {pet.env.kind} is proven "
                         f"false: slot {pet.claim.context.slot} holds a card it said it did not",
@@ -1463,6 +1479,12 @@ class TableNode:
         hand.facts = kept
         # Feeding the Deal forgot the faces this node learnt; none of them is untrue.
         view.known.update(known)
+        # What the late branch built goes too: draw and show shares, owed forwards, steps
+        # beyond this one, and a close of the hand it may have reached.
+        hand.draws, hand.shows = {}, {}
+        hand.phase_at = {k: v for k, v in hand.phase_at.items() if k <= at}
+        hand.owed = {k: v for k, v in hand.owed.items() if v[1] <= at}
+        self.stage = min(self.stage, Stage.PLAY)
 
     def _past(self, step: tuple[int, int, int]) -> bool:
         """This node no longer waits for that seat at that step (it holds its envelope)."""
@@ -1485,6 +1507,8 @@ class TableNode:
         if any(acc.accused >= len(self.members) for acc in accusations):
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "accuses a seat that does not exist")
         disclosed = msg.get_disclosed(env.body, env.wire)
+        if any(key is None for _, _, key in disclosed):
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a disclosed box without its key")
         hand.taken.add(env.id)
         if self._before_accusing(hand.holders[index], hand.number, msg.CHECKPOINT):
             # It signed the hand's checkpoint first (read from its chain, as every node
@@ -1496,6 +1520,8 @@ class TableNode:
             return
         hand.accuses[index] = accusations
         hand.disclosed[index] = disclosed
+        hand.opened[index] = msg.get_opened(env.body, env.wire)
+        hand.parts[index] = msg.get_parts(env.body, env.wire)
         hand.voiding = True
 
     def _disclosures(self, hand: _Hand) -> list[JsonValue]:
@@ -1509,8 +1535,6 @@ class TableNode:
                 for (token, sender, recipient, to), plain in sorted(
                     hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
                 if to in accusers]
-        out += [{"by": e.sender, "for": e.recipient, "share": canonical.b64encode(e.share),
-                 "token": token} for token, e in hand.exposed]
         return out[:msg.MAX_ENTRIES]
 
     def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | str | None:
@@ -1600,14 +1624,15 @@ class TableNode:
                 return False
             if self._consumed[member] < env.seq:
                 return _PENDING
-            if self.strict:
-                if hand.pet is not None and hand.pet.env.id == env.id:
-                    return _PENDING
-                return hand.pet_result.get(env.id, False)
-            claim = hand.claimed.get(env.id)
             index = hand.protocol_seat(accuser)
-            told = hand.disclosed.get(index, []) if index is not None else []
-            opened = [e for t, e, _ in told if claim and t == claim[0]]
+            if self.strict:
+                # The accuser shows every other holder's test part: anyone reruns the test.
+                tested = hand.claims_tested.get(env.id)
+                parts = hand.parts.get(index, []) if index is not None else []
+                return tested is not None and self._test_shows_lie(tested, parts)
+            claim = hand.claimed.get(env.id)
+            told = hand.opened.get(index, []) if index is not None else []
+            opened = [e for t, e in told if claim and t == claim[0]]
             return claim is not None and self._opens_into(claim[0], claim[1], opened)
         if acc.kind == FaultKind.BAD_PROOF.value and hand.unchecked:
             self._check_steps(hand)  # I took the step but had not checked it yet
@@ -1627,6 +1652,25 @@ class TableNode:
             # A check every node makes when it consumes the envelope: wait until I have.
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
+
+    def _test_shows_lie(self, tested: tuple[PetClaim, Ciphertext, tuple[Point, ...]],
+                        parts: Sequence[tuple[int, bytes]]) -> bool:
+        """Do ``parts`` (one valid part per key holder but the prover) show the claim
+        false? Anything less is a false accusation."""
+        hand = self.hand
+        assert hand is not None
+        assert hand.joint is not None
+        claim = tested[0]
+        prover = claim.context.prover
+        if sorted(k for k, _ in parts) != [k for k in range(len(hand.holders)) if k != prover]:
+            return False
+        try:
+            shares = [PetShare.from_bytes(claim, k, data) for k, data in parts]
+            for share in shares:
+                share.verify(claim, hand.joint.share_of(share.seat))
+        except RemoteProtocolError:
+            return False
+        return bool(pet_matches(claim, shares, holders=len(hand.holders)))
 
     def _opens_into(self, token: int, ranks: frozenset[Rank],
                     entries: Sequence[msg.ShareEntry]) -> bool:
@@ -1784,8 +1828,16 @@ class TableNode:
         if hand.voiding:
             if hand.me is None or not self._once("accuse", n):
                 return False
-            self._emit(out, msg.ACCUSE, {"accusations": [a.to_json() for a in hand.mine],
-                                         "disclosed": self._disclosures(hand), "hand": n})
+            body: dict[str, object] = {"accusations": [a.to_json() for a in hand.mine],
+                                       "disclosed": self._disclosures(hand), "hand": n}
+            if hand.exposed:
+                body["opened"] = [{"by": e.sender, "for": e.recipient,
+                                   "share": canonical.b64encode(e.share), "token": token}
+                                  for token, e in hand.exposed][:msg.MAX_ENTRIES]
+            if hand.lie_parts:
+                body["parts"] = [{"by": k, "share": canonical.b64encode(data)}
+                                 for k, data in hand.lie_parts][:msg.MAX_ENTRIES]
+            self._emit(out, msg.ACCUSE, body)
             return True
         if stage == Stage.PLAY:
             return self._play(out, hand)
@@ -1808,8 +1860,8 @@ class TableNode:
                                                                        hand.joint.public)
             ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
             step, witness = shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", n))
-            body: dict[str, object] = {"deck": canonical.b64encode(encode_deck(step.deck)),
-                                       "hand": n, "input": canonical.b64encode(deck_digest(prev))}
+            body = {"deck": canonical.b64encode(encode_deck(step.deck)), "hand": n,
+                    "input": canonical.b64encode(deck_digest(prev))}
             if self.strict:
                 proof = prove_shuffle(ctx, hand.joint.public, prev, step.deck, witness,
                                       self._rng("shuffle-proof", n))
