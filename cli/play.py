@@ -1,7 +1,11 @@
 """``p2pkille play``: the terminal game.
 
-``p2pkille play --bots N`` starts a table of the player and N bot peers at once, each
-a real peer of the protocol with its own keys, all in this process, and opens the
+``p2pkille play`` opens the lobby: the tables heard on the LAN (zeroconf on the
+``--interface`` addresses, default every interface), join one, or create one with a form
+(name, ruleset, stake, chips, seats, bots); a created table is formed over the TCP mesh
+like ``p2pkille peer --create``, its bots are peers joining over the mesh from this
+process. ``p2pkille play --bots N`` starts a table of the player and N bot peers at once,
+each a real peer of the protocol with its own keys, all in this process, and opens the
 full-screen table. The narration reuses ``p2pkille selfplay``'s wording (the
 traditional calls with an English gloss). Bad arguments exit with status 2 and one
 line on stderr; a terminal the game cannot use exits with status 1 and one line.
@@ -11,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, cast
 
 from cli import selfplay
@@ -25,8 +30,12 @@ from p2pkille.engine.events import Event
 from p2pkille.engine.machine import Game
 from p2pkille.engine.options import PRESETS
 from p2pkille.engine.referee import Referee
-from p2pkille.ui.app import build_app, play
+from p2pkille.runtime.config import MODES
+from p2pkille.runtime.node import Timing
+from p2pkille.ui.app import build_app, play, play_lan
 from p2pkille.ui.i18n import LANGS, default_lang
+from p2pkille.ui.lan import LanLobby, LanTable, lan_address
+from p2pkille.ui.lobby import LobbyScreen
 from p2pkille.ui.model import TableScreen
 from p2pkille.ui.session import BOT_NAMES, TableSpec, local_table
 
@@ -38,25 +47,32 @@ DEFAULT_PACE: Final = 0.7
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "play",
-        help="play Byteskille in the terminal (with --bots N: against N bot peers)",
+        help="play Byteskille in the terminal: the LAN lobby, or --bots N at once",
         description=(
-            "Opens the full-screen table. --bots N starts a table with N bot peers at "
-            "once, each a real peer of the protocol. Keys are shown on screen; h shows "
-            "the rules and keys. Exit status 2 and one line on stderr for bad arguments."
+            "Without --bots: the lobby lists the tables heard on the LAN; join one, or "
+            "create one (name, ruleset, stake, chips, seats, bots); --ruleset, --stake and "
+            "--chips fill the form. --bots N starts a table with N bot peers at once, each "
+            "a real peer of the protocol. Keys are shown on screen; h shows the rules and "
+            "keys. Exit status 2 and one line on stderr for bad arguments."
         ),
     )
-    parser.add_argument("--bots", default=str(DEFAULT_BOTS),
-                        help=f"bot peers at your table (default {DEFAULT_BOTS})")
+    parser.add_argument("--bots", default=None,
+                        help="start a table with this many bot peers at once (without it: "
+                             "the LAN lobby)")
     parser.add_argument("--ruleset", default="wikipedia",
                         help=f"one of {', '.join(PRESETS)} (default wikipedia)")
+    parser.add_argument("--mode", default="audit", choices=MODES,
+                        help="with --bots: audit (default; cards public after each hand's "
+                             "audit) or strict (proved shuffles and answers, no key revealed)")
     parser.add_argument("--stake", default="1", help="base stake (default 1)")
     parser.add_argument("--chips", default="10", help="starting chips per seat (default 10)")
     parser.add_argument("--name", default=None, help="your name at the table")
     parser.add_argument("--lang", default=None, choices=LANGS,
                         help="sv or en (default from the locale)")
     parser.add_argument("--interface", action="append", default=[], metavar="ADDR",
-                        help="limit LAN discovery to this address (repeatable); a table "
-                             "with bots runs inside this process and needs no network")
+                        help="limit LAN discovery to this address (repeatable; default: "
+                             "every interface); your peers listen on the first one. A "
+                             "--bots table runs inside this process and needs no network")
     parser.add_argument("--seed", default=None,
                         help="derive every key and secret from this number (reproducible "
                              "games for tests; default: fresh randomness)")
@@ -74,7 +90,7 @@ def spec_from(args: argparse.Namespace) -> tuple[TableSpec, str]:
     if ruleset not in PRESETS:
         raise _BadArgs(f"unknown ruleset {ruleset!r}: expected one of {', '.join(PRESETS)}")
     options = PRESETS[ruleset]
-    bots = whole_number("bots", args.bots, 1)
+    bots = whole_number("bots", DEFAULT_BOTS if args.bots is None else args.bots, 1)
     low, high = options.min_players, min(options.max_players, len(BOT_NAMES) + 1)
     if not low <= bots + 1 <= high:
         raise _BadArgs(f"--bots {bots}: {ruleset} at this table plays with {low}..{high} "
@@ -96,7 +112,18 @@ def spec_from(args: argparse.Namespace) -> tuple[TableSpec, str]:
     if not name or len(name) > 16 or name in BOT_NAMES:
         raise _BadArgs(f"--name {name!r}: need 1..16 characters, not a bot's name")
     return TableSpec(bots=bots, ruleset=ruleset, stake=stake, chips=chips, name=name,
-                     seed=seed, pace=pace), lang
+                     seed=seed, pace=pace, mode=str(getattr(args, "mode", "audit"))), lang
+
+
+def interfaces_from(given: Sequence[str]) -> list[str]:
+    """The ``--interface`` addresses, checked (``_BadArgs``)."""
+    out = []
+    for text in given:
+        try:
+            out.append(str(ipaddress.ip_address(text.strip())))
+        except ValueError:
+            raise _BadArgs(f"--interface {text!r}: give an IP address") from None
+    return out
 
 
 class _Hidden:
@@ -115,19 +142,38 @@ class _Faces:
         return self.known.get(token, _Hidden())
 
 
-def narrate(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Rank]) -> str:
-    """``selfplay``'s words for ``event``, with the player's names and known faces."""
+def narrate(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Rank],
+            me: int | None = None) -> str:
+    """``selfplay``'s words for ``event``, with the player's names and known faces; the
+    player's own things are "your" (``me`` is the player's seat)."""
+    shown = tuple(names) if names else tuple(game.names)
+    if event.kind == "exchange" and event.seat is not None and event.other is not None:
+        # The faces are hidden, except the card the player gave away; the one it got is
+        # told by the screen once its face arrives.
+        who, other = shown[event.seat], shown[event.other]
+        if me == event.seat:
+            gave = known.get(game.hold[game.tgt])
+            return (f"  {who} and {other} exchange face down (your "
+                    f"{gave.id if gave else 'card'} for {other}'s card).")
+        if me == event.other:
+            gave = known.get(game.hold[game.req])
+            return (f"  {who} and {other} exchange face down ({who}'s card for your "
+                    f"{gave.id if gave else 'card'}).")
+        return f"  {who} and {other} exchange face down."
     teller = selfplay._Teller(game, cast(Referee, _Faces(known)), cast(selfplay._Setup, None))
-    teller.names = tuple(names) if names else game.names
+    teller.names = shown
     said = teller.tell(event, {})
     if event.kind == "deal":
         said = said.split("\n")[0]  # the faces line: a peer sees only its own card
+    if me is not None and 0 <= me < len(shown):
+        said = said.replace(f"{shown[me]}'s ", "your ")
     return said.rstrip()
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         spec, lang = spec_from(args)
+        interfaces = interfaces_from(args.interface)
     except _BadArgs as exc:
         print(exc, file=sys.stderr)
         return BAD_ARGS
@@ -140,7 +186,9 @@ def run(args: argparse.Namespace) -> int:
         # The full screen owns the terminal: nothing may print over it.
         logging.getLogger().addHandler(logging.NullHandler())
         logging.lastResort = None
-    return asyncio.run(_main(spec, lang))
+    if args.bots is not None:
+        return asyncio.run(_main(spec, lang))
+    return asyncio.run(_lan(spec, lang, interfaces))
 
 
 async def _main(spec: TableSpec, lang: str) -> int:
@@ -149,4 +197,28 @@ async def _main(spec: TableSpec, lang: str) -> int:
     screen = TableScreen(table, narrate, lang, loop.time)
     app = build_app(screen)
     await play(table, screen, app)
+    return 0
+
+
+def lobby_screen(spec: TableSpec, lang: str, interfaces: Sequence[str] | None,
+                 timing: Timing | None = None, clock: Callable[[], float] | None = None
+                 ) -> tuple[LanLobby, LobbyScreen]:
+    """The LAN lobby and its screen (``interfaces`` None: every interface); call it inside
+    the running loop. ``clock`` is the table screen's (default: the loop's)."""
+    address = interfaces[0] if interfaces else lan_address()
+    lan = LanLobby(interfaces, address, spec.name, pace=spec.pace, timing=timing)
+    seconds = clock or asyncio.get_running_loop().time
+
+    def table_screen(table: LanTable) -> TableScreen:
+        return TableScreen(table, narrate, lang, seconds)
+
+    screen = LobbyScreen(lan, lang, table_screen)
+    form = screen.form
+    form.ruleset, form.stake, form.chips = spec.ruleset, str(spec.stake), str(spec.chips)
+    return lan, screen
+
+
+async def _lan(spec: TableSpec, lang: str, interfaces: list[str]) -> int:
+    lan, screen = lobby_screen(spec, lang, interfaces or None)
+    await play_lan(lan, screen, build_app(screen))
     return 0

@@ -37,6 +37,7 @@ from typing import Final
 from zeroconf.asyncio import AsyncZeroconf
 
 from p2pkille.bots import make_bot
+from p2pkille.engine.view import Decider
 from p2pkille.net.discovery import Advertiser, TableAdvert, TableBrowser, open_zeroconf
 from p2pkille.net.driver import Driver
 from p2pkille.net.lobby import Lobby, Offer, channel_id, is_lobby
@@ -44,7 +45,7 @@ from p2pkille.net.mesh import Mesh, PeerAddress, peer_name
 from p2pkille.net.mqtt import BrokerUrl, MqttTransport
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.config import seat_name
+from p2pkille.runtime.config import TableConfig, seat_name
 from p2pkille.runtime.io import Node, Output, Send, WakeAt
 from p2pkille.runtime.log import LogError, LoggedNode, restart_from_log
 from p2pkille.runtime.node import HandOutcome, TableNode, Timing
@@ -56,6 +57,11 @@ from protocol.rng import SystemRng
 __all__ = ["KeyFileError", "PeerError", "PeerResult", "PeerSettings", "load_key", "run_peer"]
 
 log = logging.getLogger(__name__)
+
+#: Builds a peer's table node: (name, identity, delivery keys, config, decider, secret seed,
+#: timing), as :class:`TableNode` takes them.
+NodeFactory = Callable[[str, Identity, DeliveryKeyPair, TableConfig, Decider, bytes, Timing],
+                       TableNode]
 
 MAX_BUFFERED: Final = 16 << 20
 """Bytes of node input kept while the lobby runs; beyond it input is dropped (gap fill
@@ -115,6 +121,18 @@ class PeerSettings:
     """The same for a seat's decision (which then gets the agreed default)."""
     creator: str | None = None
     """A joiner's pinned creator: the fingerprint whose roster alone it takes."""
+    decider: Decider | None = None
+    """Decides for this peer instead of the bot named by ``bot`` (e.g. a person at a
+    screen, or a bot that takes its time)."""
+    node_factory: NodeFactory | None = None
+    """Builds the table node (default :class:`TableNode`), e.g. one that reports to a
+    screen."""
+    on_lobby: Callable[[Lobby], None] | None = None
+    """Told the lobby once it exists (a screen shows its progress; its ``address`` is where
+    our mesh listens)."""
+    on_node: Callable[[TableNode, Driver], None] | None = None
+    """Told the node and its driver once the table is formed, before the driver runs (a
+    screen attaches; a decider that answers later pokes the driver)."""
 
     @property
     def timing(self) -> Timing:
@@ -283,7 +301,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     loop = asyncio.get_running_loop()
     started = loop.time()
     offer = settings.offer
-    decider = make_bot(settings.bot, random.Random(secrets.randbits(64)))
+    decider = settings.decider if settings.decider is not None else make_bot(
+        settings.bot, random.Random(secrets.randbits(64)))
     resumed: LoggedNode | None = None
     if settings.log is not None and settings.log.exists():
         # A restart after a crash: the log holds the table, our keys and our secret seed.
@@ -343,6 +362,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
             else:
                 lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
                               creator=None if table is not None else settings.creator)
+                if settings.on_lobby is not None:
+                    settings.on_lobby(lobby)
 
                 def on_lobby(sender: str, data: bytes) -> None:
                     for out in lobby.receive(sender, data, loop.time()):
@@ -379,8 +400,9 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                     else:
                         tasks.append(tg.create_task(_update(advertiser, formed),
                                                     name="peer:advertise"))
-                node = TableNode(name, identity, delivery, config, decider,
-                                 secrets.token_bytes(32), settings.timing)
+                factory = settings.node_factory or TableNode
+                node = factory(name, identity, delivery, config, decider,
+                               secrets.token_bytes(32), settings.timing)
                 inner = node
                 if settings.log is not None:
                     logged = LoggedNode(node, settings.log)
@@ -389,6 +411,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                          f"{len(config.members)} members")
             watch = _Watch(inner, node)
             driver = Driver(watch, _Attached(transport, board))
+            if settings.on_node is not None:
+                settings.on_node(node, driver)
             driving = tg.create_task(driver.run(), name="peer:driver")
             reported = 0
             want = settings.hands

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Final
+from typing import Final, Protocol
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -23,10 +23,11 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
-from p2pkille.ui.model import TableScreen
+from p2pkille.ui.lan import LanLobby
+from p2pkille.ui.model import Line, TableScreen
 from p2pkille.ui.session import LocalTable
 
-__all__ = ["STYLE", "build_app", "describe_failure", "play"]
+__all__ = ["STYLE", "Screen", "build_app", "describe_failure", "play", "play_lan"]
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,24 @@ STYLE: Final = Style.from_dict({
 })
 
 #: Keys the screen understands by name; anything else is passed as its character.
-_NAMED: Final = {Keys.Escape: "escape", Keys.Up: "up", Keys.Down: "down"}
+_NAMED: Final = {Keys.Escape: "escape", Keys.Up: "up", Keys.Down: "down", Keys.Left: "left",
+                 Keys.Right: "right", Keys.ControlM: "enter", Keys.ControlJ: "enter",
+                 Keys.ControlH: "backspace", Keys.Backspace: "backspace",
+                 Keys.ControlI: "tab"}
 
 
-def build_app(screen: TableScreen, *, input: Input | None = None,
+class Screen(Protocol):
+    """What the application shows and feeds keys to (a table or the lobby)."""
+
+    notice: str
+    quit: bool
+
+    def render(self, width: int, height: int) -> list[Line]: ...
+
+    def press(self, key: str) -> None: ...
+
+
+def build_app(screen: Screen, *, input: Input | None = None,
               output: Output | None = None, refresh: float = 0.25) -> Application[None]:
     """The application; ``input``/``output`` default to the terminal (tests pass a pipe
     input and a dummy output)."""
@@ -79,13 +94,20 @@ def build_app(screen: TableScreen, *, input: Input | None = None,
     @bindings.add(Keys.Escape)
     @bindings.add(Keys.Up)
     @bindings.add(Keys.Down)
+    @bindings.add(Keys.Left)
+    @bindings.add(Keys.Right)
+    @bindings.add(Keys.ControlM)
+    @bindings.add(Keys.ControlJ)
+    @bindings.add(Keys.ControlH)
+    @bindings.add(Keys.Backspace)
+    @bindings.add(Keys.ControlI)
     def _key(event: KeyPressEvent) -> None:
         press = event.key_sequence[0]
         key = _NAMED.get(press.key) if isinstance(press.key, Keys) else press.data
         if key is None:
             return
         try:
-            screen.press(key.lower() if len(key) == 1 else key)
+            screen.press(key)
         except Exception as exc:  # a bug here must not end the game with a traceback
             log.exception("key %r", key)
             screen.notice = describe_failure(exc)
@@ -135,3 +157,26 @@ async def play(table: LocalTable, screen: TableScreen, app: Application[None]) -
                 await peers
         if not peers.done():
             peers.cancel()
+
+
+async def play_lan(lan: LanLobby, screen: Screen, app: Application[None]) -> None:
+    """Run the LAN lobby (browsing, then the player's table) and the screen until the
+    player quits."""
+    lobby = asyncio.create_task(lan.run(), name="lan lobby")
+
+    def ended(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("the lobby failed", exc_info=task.exception())
+            lan.failure = describe_failure(task.exception() or Exception())
+            app.invalidate()
+
+    lobby.add_done_callback(ended)
+    try:
+        await app.run_async()
+    finally:
+        lan.stop()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            async with asyncio.timeout(5):
+                await lobby
+        if not lobby.done():
+            lobby.cancel()

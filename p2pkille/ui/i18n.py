@@ -49,9 +49,11 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "dealer": ("giv", "dealer"),
     "forhand": ("förhand", "förhand"),
     "you": ("du", "you"),
-    "waiting_for": ("Väntar på {who} ({secs} s)", "Waiting for {who} ({secs} s)"),
-    "waiting_you": ("Din tur! ({secs} s)", "Your turn! ({secs} s)"),
-    "waiting_step": ("Väntar på {who}: {step} ({secs} s)", "Waiting for {who}: {step} ({secs} s)"),
+    "waiting_for": ("Väntar på {who} ({left} s kvar)", "Waiting for {who} ({left} s left)"),
+    "waiting_you": ("Din tur! ({left} s kvar)", "Your turn! ({left} s left)"),
+    "waiting_step": ("Väntar på {who}: {step} ({left} s kvar)",
+                     "Waiting for {who}: {step} ({left} s left)"),
+    "received": ("Du får {whose} kort: {card}.", "You get {whose} card: {card}."),
     "step_keys": ("nycklar för given", "the hand's keys"),
     "step_shuffle": ("blandning med bevis", "the proven shuffle"),
     "step_deal": ("utdelning", "the deal"),
@@ -60,7 +62,7 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "step_stock": ("kortet ur högen", "the stock card"),
     "step_showdown": ("korten vid visningen", "the cards at the showdown"),
     "l_swap": ("byte", "swap"),
-    "l_sell": ("sälj för {price}", "sell for {price}"),
+    "l_sell": ("sälj till {who} för {price}", "sell to {who} for {price}"),
     "l_agree": ("godta omgiv", "agree to the redeal"),
     "l_refuse": ("vägra omgiv", "refuse the redeal"),
     "l_buy": ("köp kortet", "buy the card"),
@@ -102,7 +104,20 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "k_pick": ("1-{n}  välj vilket av de {n} översta korten du drar",
                "1-{n}  pick which of the top {n} stock cards you draw"),
     "k_redeal": ("r  begär omgiv (\"Bättre kort!\")", "r  ask for a redeal (\"Bättre kort!\")"),
-    "k_sell": ("b  sälj kortet till {who} för {price}", "b  sell the card to {who} for {price}"),
+    "k_sell": ("b  sälj kortet (välj köpare och pris)",
+               "b  sell your card (choose the buyer and the price)"),
+    "sale_title": ("Sälj ditt kort", "Sell your card"),
+    "sale_to": ("till: {to} ({chips} marker)", "to: {to} ({chips} chips)"),
+    "sale_more": ("(↑/↓ annan köpare)", "(↑/↓ another buyer)"),
+    "sale_price": ("pris:", "price:"),
+    "sale_price_keys": ("(siffror, Backsteg)", "(digits, Backspace)"),
+    "sale_keys": ("Enter: bjud ut kortet   Esc: avbryt", "Enter: offer the card   Esc: cancel"),
+    "sale_cancelled": ("Ingen försäljning.", "No sale."),
+    "why_sale_key": ("Tangenten {key} gör inget här: ↑/↓ köpare, siffror pris, Enter, Esc.",
+                     "The key {key} does nothing here: ↑/↓ buyer, digits price, Enter, Esc."),
+    "why_sale_price": ("Skriv ett pris (0 eller mer).", "Type a price (0 or more)."),
+    "why_sale_poor": ("{who} har bara {chips} marker och kan inte betala {price}.",
+                      "{who} has only {chips} chips and cannot pay {price}."),
     "k_agree": ("j  godta omgiv", "y  agree to the redeal"),
     "k_refuse": ("n  vägra omgiv", "n  refuse the redeal"),
     "k_depends": ("d  \"Det beror på.\"", "d  \"Det beror på.\" (it depends)"),
@@ -147,6 +162,10 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "audit_faces": ("Utdelat (visat av granskningen efter avslöjandet): {faces}",
                     "Dealt (as the audit after the reveal shows): {faces}"),
     "audit_older": ("Tidigare givar: {hands}", "Earlier hands: {hands}"),
+    "audit_proofs": ("Bevis kontrollerade (blandningar och svar): {n}. Strikt bord: inga nycklar "
+                     "avslöjas, kort som ingen regel visade förblir hemliga.",
+                     "Proofs checked (shuffles and answers): {n}. Strict table: no key is "
+                     "revealed; cards no rule showed stay secret."),
     "help_title": ("Hjälp: regler och tangenter", "Help: rules and keys"),
     "help_rules": (
         "Alla får ett kort. I tur och ordning behåller man (k) eller byter med nästa levande "
@@ -167,16 +186,68 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                   "Keys: k keep, s swap/draw, 1-4 pick a card, r redeal, b sell, y/n answers, "
                   "d it depends, 0-9 cut, a audit, h help, l language, q quit."),
     "help_trust": ("Ingen server och ingen betrodd giv: korten blandas och delas med kryptografi, "
-                   "och varje giv granskas av alla spelare innan den räknas.",
+                   "och varje giv granskas av alla spelare innan den räknas. Efter granskningen "
+                   "är alla givens kort offentliga.",
                    "No server and no trusted dealer: the cards are shuffled and dealt with "
-                   "cryptography, and every hand is audited by every peer before it counts."),
+                   "cryptography, and every hand is audited by every peer before it counts. "
+                   "After its audit every card of the hand is public."),
+    "help_trust_strict": (
+        "Ingen server och ingen betrodd giv: varje blandning och varje svar bevisas med "
+        "nollkunskapsbevis när det görs, och ingen nyckel avslöjas: kort som ingen regel "
+        "visade förblir hemliga även efter given.",
+        "No server and no trusted dealer: every shuffle and every answer is proved in zero "
+        "knowledge as it is made, and no key is ever revealed: cards no rule showed stay "
+        "secret after the hand too."),
+    # the LAN lobby
+    "lan_title": ("Bord på nätverket (lyssnar på {where})",
+                  "Tables on the LAN (listening on {where})"),
+    "lan_all": ("alla gränssnitt", "every interface"),
+    "lan_head": ("  bord                     regler         insats  platser",
+                 "  table                    rules          stake   seats"),
+    "lan_peers": ("{n} spelare hörda", "{n} peer(s) heard"),
+    "lan_full": ("fullt", "full"),
+    "lan_none": ("Inga bord hörda än. Skapa ett med c.", "No tables heard yet. Create one with c."),
+    "lan_keys": ("↑/↓ välj   Enter gå med   c skapa ett bord   q avsluta",
+                 "↑/↓ choose   Enter join   c create a table   q quit"),
+    "lan_broken": ("Kan inte lyssna efter bord: {reason}", "Cannot listen for tables: {reason}"),
+    "lan_is_full": ("Bordet {table} är fullt.", "The table {table} is full."),
+    "lan_pick": ("Välj ett bord med ↑/↓ först.", "Choose a table with ↑/↓ first."),
+    "lan_key": ("Tangenten {key} gör inget här.", "The key {key} does nothing here."),
+    "form_title": ("Skapa ett bord", "Create a table"),
+    "form_name": ("Bordets namn", "Table name"),
+    "form_ruleset": ("Regler", "Rules"),
+    "form_stake": ("Insats", "Stake"),
+    "form_chips": ("Marker var", "Chips each"),
+    "form_seats": ("Platser", "Seats"),
+    "form_bots": ("Botar", "Bots"),
+    "form_open": ("{n} platser öppna för spelare på nätverket",
+                  "{n} seat(s) open to players on the LAN"),
+    "form_keys": ("↑/↓ fält   ←/→ ändra   skriv för att ändra   Enter skapa   Esc tillbaka",
+                  "↑/↓ field   ←/→ change   type to edit   Enter create   Esc back"),
+    "form_default": ("{who}s bord", "{who}'s table"),
+    "form_bad": ("Går inte: {reason}", "Cannot create it: {reason}"),
+    "wait_create": ("Bord {table} ({ruleset}, insats {stake}): {taken} av {wanted} platser "
+                    "tagna, väntar på {left} till.",
+                    "Table {table} ({ruleset}, stake {stake}): {taken} of {wanted} seats taken, "
+                    "waiting for {left} more."),
+    "wait_bots": ("Dina botar: {n} av {m} har satt sig.", "Your bots: {n} of {m} seated."),
+    "wait_open": ("Andra kan gå med: p2pkille play, eller p2pkille peer --table {table} "
+                  "--seats {wanted}", "Others can join: p2pkille play, or p2pkille peer "
+                  "--table {table} --seats {wanted}"),
+    "wait_join": ("Ber om en plats vid {table} ...", "Asking for a seat at {table} ..."),
+    "wait_accept": ("Alla {wanted} platser tagna: {n} av {wanted} har godkänt listan ...",
+                    "All {wanted} seats taken: {n} of {wanted} accepted the roster ..."),
+    "wait_start": ("Bordet är format, spelet börjar ...", "The table is formed; the game "
+                   "begins ..."),
+    "wait_failed": ("Bordet misslyckades: {reason}", "The table failed: {reason}"),
+    "wait_keys": ("Esc: lämna och gå tillbaka   q: avsluta", "Esc: leave and go back   q: quit"),
     "quit_confirm": ("Tryck q igen för att lämna bordet.", "Press q again to leave the table."),
 }
 
 
-def text(name: str, lang: str, **fields: object) -> str:
-    """The text ``name`` in ``lang`` (``sv`` or ``en``) with ``fields`` filled in."""
-    sv, en = _TEXTS[name]
+def text(key: str, lang: str, /, **fields: object) -> str:
+    """The text ``key`` in ``lang`` (``sv`` or ``en``) with ``fields`` filled in."""
+    sv, en = _TEXTS[key]
     if lang not in LANGS:
         raise KeyError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}")
     template = sv if lang == "sv" else en

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, Protocol
 
 from p2pkille.engine.cards import RANKS, Rank
 from p2pkille.engine.events import Event
 from p2pkille.engine.facts import AskRedeal, Keep, Sell, Swap, VoteChoice
 from p2pkille.engine.machine import Game, Phase
-from p2pkille.engine.view import SeatView
 from p2pkille.runtime.node import Stage
 from p2pkille.ui import svenska
-from p2pkille.ui.human import Ask, Request
+from p2pkille.ui.hooknode import HumanTableNode
+from p2pkille.ui.human import Ask, HumanDecider, Request
 from p2pkille.ui.i18n import LANGS, rank_name, text
-from p2pkille.ui.session import LocalTable
 
-__all__ = ["MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "Narrator", "TableScreen"]
+__all__ = ["MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "Narrator", "PlayerTable", "SaleDraft",
+           "TableScreen", "wrap"]
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +39,51 @@ LOG_KEEP: Final = 1000
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
-#: Tells one engine event in English: (event, game at that moment, display names in seat
-#: order, faces the player knows by token) -> text, possibly several lines, or "". The
-#: Swedish lines come from :mod:`p2pkille.ui.svenska`; both are kept, so ``l`` switches
-#: the whole log.
-Narrator = Callable[[Event, Game, Sequence[str], Mapping[int, Rank]], str]
+
+
+class Narrator(Protocol):
+    """Tells one engine event in English: (event, game at that moment, display names in
+    seat order, faces the player knows by token, the player's own seat) -> text, possibly
+    several lines, or "". The Swedish lines come from :mod:`p2pkille.ui.svenska`; both are
+    kept, so ``l`` switches the whole log."""
+
+    def __call__(self, event: Event, game: Game, names: Sequence[str],
+                 known: Mapping[int, Rank], me: int | None = None) -> str: ...
+
+
+class PlayerTable(Protocol):
+    """The table as the screen needs it: an in-process :class:`~p2pkille.ui.session.
+    LocalTable` or a table formed over the LAN (:class:`~p2pkille.ui.lan.LanTable`)."""
+
+    @property
+    def human(self) -> HumanTableNode: ...
+
+    @property
+    def decider(self) -> HumanDecider: ...
+
+    def seat_names(self) -> list[str]:
+        """Display names in seat order (empty before the genesis seated everyone)."""
+        ...
+
+    def decided(self) -> None:
+        """The player answered: let the human's node act now."""
+        ...
+
+
+@dataclass(slots=True)
+class SaleDraft:
+    """A card sale the player is putting together: to whom and for how much."""
+
+    request: Request
+    buyers: list[int]
+    index: int
+    price: str
+    typed: bool = False
+    """Whether the player typed the price (a first digit replaces the suggestion)."""
+
+    @property
+    def buyer(self) -> int:
+        return self.buyers[self.index]
 
 
 class Mode(enum.Enum):
@@ -53,14 +95,16 @@ class Mode(enum.Enum):
 _STEPS: Final = {Stage.KEYS: "step_keys", Stage.SHUFFLE: "step_shuffle",
                  Stage.DEAL: "step_deal", Stage.REVEAL: "step_reveal",
                  Stage.CHECKPOINT: "step_sign"}
+#: The phases in which the node gives a seat ``Timing.decide_limit`` (a person decides).
+_DECIDING: Final = frozenset({Phase.TURN, Phase.VOTE, Phase.SALE, Phase.CUT, Phase.AFTER})
 _YES: Final = frozenset({"y", "j"})
 _NO: Final = frozenset({"n"})
 
 
 class TableScreen:
-    """The screen of one player at a :class:`LocalTable`; ``clock`` gives seconds."""
+    """The screen of one player at a :class:`PlayerTable`; ``clock`` gives seconds."""
 
-    def __init__(self, table: LocalTable, narrate: Narrator, lang: str,
+    def __init__(self, table: PlayerTable, narrate: Narrator, lang: str,
                  clock: Callable[[], float]) -> None:
         if lang not in LANGS:
             raise ValueError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}")
@@ -77,6 +121,12 @@ class TableScreen:
         self.help_scroll = 0
         self._progress: object = None
         self._since = clock()
+        self._step_mark: object = None
+        self._step_since = clock()
+        self.sale: SaleDraft | None = None
+        self._receipt: tuple[int, int, int] | None = None
+        """(token, seat it came from, hand) of a card the player received face down and
+        does not know yet: told once its face arrives."""
         table.human.listener = self._on_event
         table.decider.on_request = self._on_request
 
@@ -85,17 +135,50 @@ class TableScreen:
     def _on_event(self, event: Event, game: Game) -> None:
         node = self.table.human
         known = dict(node.view.known) if node.view is not None else {}
+        me = node.my_seat
+        self._settle_receipt()  # a face that arrived since is told before this event
         told: dict[str, list[str]] = {}
         for lang, narrate in (("en", self.narrate), ("sv", svenska.tell)):
             try:
-                said = narrate(event, game, self._names(lang), known)
+                said = narrate(event, game, self._names(lang), known, me)
             except Exception as exc:  # a narration bug must not take the table down
                 log.exception("narrating %r", event)
                 said = f"  {event.kind} ({type(exc).__name__})"
             told[lang] = [line for line in said.split("\n") if line]
         for lang, lines in told.items():
-            self._log[lang].extend(lines)
-            del self._log[lang][:-LOG_KEEP]
+            self._add(lang, lines)
+        if event.kind == "exchange" and me is not None and me in (event.seat, event.other):
+            pos = game.position_of(me)
+            giver = event.other if event.seat == me else event.seat
+            if pos is not None and giver is not None:
+                self._receipt = (game.hold[pos], giver, game.hand_no)
+        self._settle_receipt()
+
+    def _add(self, lang: str, lines: list[str]) -> None:
+        self._log[lang].extend(lines)
+        del self._log[lang][:-LOG_KEEP]
+
+    def _settle_receipt(self) -> None:
+        """Tell the card the player received in a swap once its face is known (it arrives
+        after the exchange, with its decryption shares)."""
+        receipt, node, game = self._receipt, self.table.human, self.game
+        if receipt is None or game is None or node.view is None:
+            return
+        token, giver, hand = receipt
+        pos = None if node.my_seat is None else game.position_of(node.my_seat)
+        if game.hand_no != hand or pos is None or game.hold[pos] != token:
+            self._receipt = None  # undone by a kuku, or the hand is over
+            return
+        rank = node.view.known.get(token)
+        if rank is None:
+            return
+        self._receipt = None
+        for lang in LANGS:
+            names = self.table.seat_names()
+            who = names[giver] if 0 <= giver < len(names) else "?"
+            self._add(lang, ["  " + text("received", lang, card=rank_name(rank, lang),
+                                         who=who, whose=svenska.genitive(who)
+                                         if lang == "sv" else f"{who}'s")])
 
     @property
     def log(self) -> list[str]:
@@ -142,12 +225,33 @@ class TableScreen:
             self._progress, self._since = mark, now
         return now - self._since
 
+    def _time_left(self, game: Game) -> int:
+        """Seconds before this node votes the awaited seat's time out: the node's limit
+        (``Timing.decide_limit`` for a decision, else ``Timing.limit``) against when the
+        table's current step began, as the screen saw it."""
+        node = self.table.human
+        stage = node.stage
+        hand = node.hand
+        deciding = stage == Stage.PLAY and game.phase in _DECIDING
+        step = (len(node.outcomes), game.hand_no, int(stage),
+                hand is not None and hand.voiding,
+                game.fact_count if stage == Stage.PLAY else 0)
+        now = self.clock()
+        if step != self._step_mark:
+            self._step_mark, self._step_since = step, now
+        limit = node.timing.decide_limit if deciding else node.timing.limit
+        return max(0, math.ceil(limit - (now - self._step_since)))
+
     # ------------------------------------------------------------------ keys
 
     def press(self, key: str) -> None:
-        """One key (``"k"``, ``"escape"``, ``"up"``, ...)."""
+        """One key (``"k"``, ``"escape"``, ``"up"``, ...); letters in either case."""
+        key = key.lower() if len(key) == 1 else key
         if key != "q":
             self._quit_armed = False
+        if self.sale is not None and self.mode is Mode.TABLE and key not in ("h", "a", "l", "q"):
+            self._sale_key(key, self.sale)
+            return
         if key == "q":
             game = self.game
             if self._quit_armed or self.failure is not None or (game is not None and game.over):
@@ -224,11 +328,14 @@ class TableScreen:
                     return self._why("why_no_redeal", n=view.options.redeal_players)
                 return AskRedeal(seat), "«Bättre kort!»"
             if key == "b":
-                offer = _sale_offer(view)
-                if offer is None:
+                buyers = view.buyers
+                if not buyers:
                     return self._why("why_no_sell", rule="enkortskille")
-                buyer, price = offer
-                return Sell(seat, buyer, price), self.t("l_sell", price=price)
+                chips = view.game.chips
+                self.sale = SaleDraft(request, list(buyers), 0,
+                                      str(min(view.game.stake, chips[buyers[0]])))
+                self.notice = ""
+                return None, ""
         elif ask is Ask.VOTE:
             if key in _YES:
                 return VoteChoice.AGREE, self.t("l_agree")
@@ -262,6 +369,65 @@ class TableScreen:
                 return False, self.t("l_decline")
         return self._why("why_key", key=key, keys=keys)
 
+    def _sale_key(self, key: str, draft: SaleDraft) -> None:
+        """A key while the player puts a sale together (``b``): arrows choose the buyer,
+        digits the price, Enter offers, Esc cancels."""
+        if not _same(self.table.decider.request, draft.request):
+            self.sale = None  # the question went away (a time-out, a voided hand)
+            self.press(key)
+            return
+        if key == "escape":
+            self.sale = None
+            self.notice = self.t("sale_cancelled")
+            return
+        if key in ("up", "left", "down", "right"):
+            step = -1 if key in ("up", "left") else 1
+            draft.index = (draft.index + step) % len(draft.buyers)
+            self.notice = ""
+            return
+        if key.isdigit() and len(key) == 1:
+            draft.price = (draft.price + key if draft.typed else key).lstrip("0")[:9] or "0"
+            draft.typed = True
+            self.notice = ""
+            return
+        if key == "backspace":
+            draft.price, draft.typed = draft.price[:-1], True
+            return
+        if key != "enter":
+            self.notice = self.t("why_sale_key", key=key)
+            return
+        names = self._names()
+        buyer = draft.buyer
+        who = names[buyer] if names else "?"
+        if not draft.price:
+            self.notice = self.t("why_sale_price")
+            return
+        price = int(draft.price)
+        chips = draft.request.view.game.chips[buyer]
+        if price > chips:
+            self.notice = self.t("why_sale_poor", who=who, chips=chips, price=price)
+            return
+        self.sale = None
+        self.table.decider.answer(Sell(draft.request.view.seat, buyer, price))
+        self.notice = self.t("sent", what=self.t("l_sell", who=who, price=price))
+        self.table.decided()
+
+    def _sale_lines(self, draft: SaleDraft) -> list[Line]:
+        names = self._names()
+        buyer = draft.buyer
+        who = names[buyer] if names else "?"
+        chips = draft.request.view.game.chips[buyer]
+        more = len(draft.buyers) > 1
+        to = f"◀ {who} ▶" if more else who
+        return [
+            [("class:moves", self.t("sale_title") + ":")],
+            [("class:key", "   " + self.t("sale_to", to=to, chips=chips)
+              + ("   " + self.t("sale_more") if more else ""))],
+            [("class:key", "   " + self.t("sale_price")), ("class:card", f" {draft.price} "),
+             ("class:key", "   " + self.t("sale_price_keys"))],
+            [("class:key", "   " + self.t("sale_keys"))],
+        ]
+
     def _why(self, name: str, **fields: object) -> tuple[None, str]:
         self.notice = self.t(name, **fields)
         return None, ""
@@ -281,9 +447,8 @@ class TableScreen:
                                self.t("k_pick", n=view.options.max_pick)))
             if view.can_redeal:
                 moves.append(("r", self.t("k_redeal")))
-            offer = _sale_offer(view)
-            if offer is not None and names:
-                moves.append(("b", self.t("k_sell", who=names[offer[0]], price=offer[1])))
+            if view.buyers:
+                moves.append(("b", self.t("k_sell")))
             return moves
         if ask is Ask.VOTE:
             moves = [(yes, self.t("k_agree")), ("n", self.t("k_refuse"))]
@@ -306,7 +471,7 @@ class TableScreen:
         """The screen for a ``width`` x ``height`` window, one list of fragments a line."""
         if width < MIN_WIDTH or height < MIN_HEIGHT:
             message = self.t("too_small", w=width, h=height, mw=MIN_WIDTH, mh=MIN_HEIGHT)
-            return [[("class:warn", line)] for line in _wrap(message, max(width - 1, 10))]
+            return [[("class:warn", line)] for line in wrap(message, max(width - 1, 10))]
         if self.mode is Mode.HELP:
             body = self._help(width)
             body = body[self.help_scroll:]
@@ -328,6 +493,7 @@ class TableScreen:
                          for line in self.render(width, height))
 
     def _table(self, width: int, height: int) -> list[Line]:
+        self._settle_receipt()
         node = self.table.human
         config = node.config
         out: list[Line] = [[("", self.t("table", table=config.name, ruleset=config.ruleset,
@@ -359,12 +525,13 @@ class TableScreen:
         else:
             if waiting:
                 others = [s for s in waiting if s != me]
+                left = self._time_left(game)
                 if me in waiting and not others:
-                    out.append([("class:turn", self.t("waiting_you", secs=int(secs)))])
+                    out.append([("class:turn", self.t("waiting_you", left=left))])
                 else:
                     who = ", ".join(names[s] for s in others)
-                    line = (self.t("waiting_for", who=who, secs=int(secs)) if step is None
-                            else self.t("waiting_step", who=who, step=step, secs=int(secs)))
+                    line = (self.t("waiting_for", who=who, left=left) if step is None
+                            else self.t("waiting_step", who=who, step=step, left=left))
                     out.append([("class:wait", line)])
                     if secs >= VANISH_AFTER:
                         out.append([("class:warn", self.t("vanished", who=who, secs=int(secs)))])
@@ -437,6 +604,10 @@ class TableScreen:
         request = self.table.decider.request
         if request is None:
             return []
+        if self.sale is not None:
+            if _same(self.sale.request, request):
+                return self._sale_lines(self.sale)
+            self.sale = None
         out: list[Line] = [[("class:moves", self.t("moves") + ":")]]
         out += [[("class:key", "   " + label)] for _, label in self._moves(request)]
         return out
@@ -488,11 +659,14 @@ class TableScreen:
             [("", self.t("audit_sigs", n=audit.signatures, count=len(last.holders)))],
             [("", self.t("audit_cp", cp=audit.checkpoint))],
         ]
+        if node.config.mode == "strict":
+            out += [[("", line)] for line in wrap(self.t("audit_proofs", n=audit.proofs),
+                                                   width - 2)]
         names = self._names()
         if last.faces and audit.dealt and names:
             faces = ", ".join(f"{names[seat]} {RANKS[last.faces[token] >> 1].id}"
                               for token, seat in enumerate(audit.dealt))
-            out += [[("", line)] for line in _wrap(self.t("audit_faces", faces=faces),
+            out += [[("", line)] for line in wrap(self.t("audit_faces", faces=faces),
                                                    width - 2)]
         older = ", ".join(f"{o.hand}:{o.checkpoint[:8]}" for o in done[:-1][-6:])
         if older:
@@ -503,30 +677,29 @@ class TableScreen:
         node = self.table.human
         options = node.config.options
         out: list[Line] = [[("class:moves", self.t("help_title"))], []]
-        for para in ("help_rules", "help_trust"):
-            out += [[("", line)] for line in _wrap(self.t(para), width - 2)]
+        trust = "help_trust_strict" if node.config.mode == "strict" else "help_trust"
+        for para in ("help_rules", trust):
+            out += [[("", line)] for line in wrap(self.t(para), width - 2)]
             out.append([])
         ranks = ", ".join(rank_name(r, self.lang) for r in reversed(RANKS))
-        out += [[("", line)] for line in _wrap(self.t("help_order", ranks=ranks), width - 2)]
+        out += [[("", line)] for line in wrap(self.t("help_order", ranks=ranks), width - 2)]
         out.append([])
         out.append([("class:moves", self.t("help_options", ruleset=node.config.ruleset))])
         for key, value in options.to_json().items():
             out.append([("", f"  {key}: {value}"[:width - 1])])
         out.append([])
-        out += [[("", line)] for line in _wrap(self.t("help_keys"), width - 2)]
+        out += [[("", line)] for line in wrap(self.t("help_keys"), width - 2)]
         return out
 
 
-def _sale_offer(view: SeatView) -> tuple[int, int] | None:
-    """The sale the `b` key makes: to the first possible buyer, for the stake (a price
-    every buyer can pay is not guaranteed; the buyer may refuse)."""
-    buyers = view.buyers
-    if not buyers:
-        return None
-    return buyers[0], min(view.game.stake, view.game.chips[buyers[0]])
+def _same(a: Request | None, b: Request | None) -> bool:
+    """Whether two requests ask the same question (the node asks again on every wake,
+    each time with a fresh request)."""
+    return a is not None and b is not None and (a.ask, a.at) == (b.ask, b.at)
 
 
-def _wrap(paragraph: str, width: int) -> list[str]:
+def wrap(paragraph: str, width: int) -> list[str]:
+    """``paragraph`` in lines of at most ``width`` characters (words kept whole)."""
     lines: list[str] = []
     line = ""
     for word in paragraph.split():

@@ -51,6 +51,8 @@ class TableSpec:
     seed: int | None = None
     pace: float = 0.0
     """Seconds each bot takes over a decision (0: at once), so a person can follow."""
+    mode: str = "audit"
+    """``audit`` or ``strict`` (docs/protocol.md II.13)."""
 
 
 class LocalTable:
@@ -110,7 +112,7 @@ def local_table(spec: TableSpec, timing: Timing | None = None) -> LocalTable:
         table_id=_derive(seed, "table")[:16], name=f"{spec.name[:40]} + bots",
         ruleset=spec.ruleset,
         members=tuple(Member(identities[i].public, delivery[i].public) for i in range(count)),
-        stake=spec.stake, chips=spec.chips,
+        stake=spec.stake, chips=spec.chips, mode=spec.mode,
     )
     peers = [f"peer{i}" for i in range(count)]
     decider = HumanDecider()

@@ -15,7 +15,7 @@ from p2pkille.engine.events import Event
 from p2pkille.engine.machine import Game
 from p2pkille.engine.options import HusuEffect, KukuEffect, SwappedKille
 
-__all__ = ["tell"]
+__all__ = ["genitive", "tell"]
 
 _CAUSES: Final = {
     "husar": "husaren hugger",
@@ -49,10 +49,20 @@ def _call(call: str | None) -> str:
     return f"«{call}» ({meaning}) - " if meaning else f"«{call}» - "
 
 
-def tell(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Rank]) -> str:
-    """One event in Swedish (``names`` in seat order, ``known`` the faces this peer knows)."""
+def genitive(name: str) -> str:
+    """``Annas``, but ``Lars`` (a name ending in s, x or z takes no second s)."""
+    return name if name[-1:].lower() in ("s", "x", "z") else f"{name}s"
+
+
+def tell(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Rank],
+         me: int | None = None) -> str:
+    """One event in Swedish (``names`` in seat order, ``known`` the faces this peer knows,
+    ``me`` this peer's seat: its own card is "ditt kort")."""
     def name(seat: int | None) -> str:
         return names[seat] if seat is not None and 0 <= seat < len(names) else "?"
+
+    def card_of(seat: int | None) -> str:
+        return "ditt kort" if seat is not None and seat == me else f"{genitive(name(seat))} kort"
 
     who, other = name(event.seat), name(event.other)
     card = event.rank.id if event.rank is not None else "?"
@@ -86,7 +96,7 @@ def tell(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Ran
         whose = f"{who} visar husun" if event.seat is not None else "Högens husu"
         if opts.husu is HusuEffect.KILL_REQUESTER:
             return f"  {whose}: {call}grisen dödar {other}."
-        return f"  {whose}: {call}grisen slår tillbaka längs bytena med {other}s kort."
+        return f"  {whose}: {call}grisen slår tillbaka längs bytena med {card_of(event.other)}."
     if kind == "revert":
         n = event.amount or 0
         return f"  {n} byte{'n' if n != 1 else ''} går tillbaka." if n else ""
@@ -120,9 +130,10 @@ def tell(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Ran
     if kind == "sell":
         return f"  {who} bjuder ut sitt kort till {other} för {event.amount} marker."
     if kind == "sale_accepted":
-        return f"  {other} köper {who}s kort för {event.amount} marker; {who} lämnar spelet."
+        return (f"  {other} köper {card_of(event.seat)} för {event.amount} marker; {who} "
+                f"lämnar spelet.")
     if kind == "sale_rejected":
-        return f"  {other} köper inte {who}s kort."
+        return f"  {other} köper inte {card_of(event.seat)}."
     if kind == "showdown":
         faces = []
         for seat, rank in zip(event.seats, event.ranks, strict=True):

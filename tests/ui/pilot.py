@@ -27,10 +27,11 @@ class FakeClock:
 
 
 def setup(inp: PipeInput, *, bots: int = 3, seed: int = 11, chips: int = 3,
-          lang: str = "en", ruleset: str = "wikipedia", output: DummyOutput | None = None
+          lang: str = "en", ruleset: str = "wikipedia", output: DummyOutput | None = None,
+          name: str = "Tester", mode: str = "audit"
           ) -> tuple[LocalTable, TableScreen, Application[None], FakeClock]:
     table = local_table(TableSpec(bots=bots, seed=seed, chips=chips, ruleset=ruleset,
-                                  name="Tester"))
+                                  name=name, mode=mode))
     clock = FakeClock()
     screen = TableScreen(table, narrate, lang, clock)
     app = build_app(screen, input=inp, output=output or DummyOutput(), refresh=0.05)

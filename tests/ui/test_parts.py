@@ -174,6 +174,7 @@ def test_the_language_comes_from_the_locale() -> None:
     (["--bots", "1"], "2..12 bots"),
     (["--pace", "slow"], "--pace must be a number"),
     (["--pace", "-1"], "--pace must be 0..30"),
+    (["--interface", "eth0"], "--interface 'eth0': give an IP address"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,8 +184,11 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str,
     assert err.count("\n") == 1
 
 
-def test_without_a_terminal_play_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["play", "--bots", "3", "--seed", "1"]) == 1
+@pytest.mark.parametrize("argv", [["--bots", "3", "--seed", "1"],
+                                  ["--interface", "127.0.0.1"]])
+def test_without_a_terminal_play_says_so(argv: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", *argv]) == 1
     assert "needs a terminal" in capsys.readouterr().err
 
 

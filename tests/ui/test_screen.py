@@ -116,6 +116,26 @@ def test_a_whole_game_with_keys(inp: PipeInput) -> None:
     assert len(checkpoints) == 1
 
 
+def test_a_strict_table_says_what_it_proved_and_that_cards_stay_secret(
+        inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=12, mode="strict")
+
+    async def body() -> None:
+        await answer_one(screen, inp)
+        await wait_for(lambda: bool(table.human.outcomes), 60)
+        inp.send_text("h")
+        await wait_for(lambda: screen.mode is Mode.HELP)
+        assert "no key is ever revealed" in " ".join(screen.text(100, 60).split())
+        inp.send_text("a")
+        await wait_for(lambda: screen.mode is Mode.AUDIT)
+        audit = " ".join(screen.text(100, 40).split())
+        assert re.search(r"Proofs checked \(shuffles and answers\): [1-9]\d*", audit), audit
+        assert "cards no rule showed stay secret" in audit
+        assert "Dealt (as the audit" not in audit
+
+    asyncio.run(run_with(app, table, screen, body))
+
+
 def test_help_audit_and_language(inp: PipeInput) -> None:
     table, screen, app, _clock = setup(inp, seed=12)
 
@@ -249,7 +269,7 @@ def adventurous(request: Request) -> str:
     view = request.view
     if request.ask is Ask.TURN:
         if view.buyers:
-            return "b"
+            return "b\r"  # the suggested buyer and price
         if view.can_redeal:
             return "r"
         if view.is_drawer and view.options.max_pick > 1:
@@ -266,7 +286,7 @@ def adventurous(request: Request) -> str:
 
 @pytest.mark.parametrize(("ruleset", "seed", "used"), [
     ("bytes-kille", 25, "4"),  # the drawer picks the 4th stock card
-    ("enkortskille", 22, "b"),  # the player sells its card
+    ("enkortskille", 22, "b\r"),  # the player sells its card
 ])
 def test_whole_games_in_the_other_rulesets(inp: PipeInput, ruleset: str, seed: int,
                                            used: str) -> None:
@@ -291,3 +311,97 @@ def test_whole_games_in_the_other_rulesets(inp: PipeInput, ruleset: str, seed: i
     assert screen.failure is None
     checkpoints = {tuple(o.checkpoint for o in n.outcomes) for n in table.nodes}
     assert len(checkpoints) == 1
+
+
+def test_the_turn_marker_counts_down(inp: PipeInput) -> None:
+    table, screen, app, clock = setup(inp, seed=11)
+
+    async def body() -> None:
+        await wait_for(lambda: table.decider.request is not None)
+        limit = int(table.human.timing.decide_limit)
+        assert f"Your turn! ({limit} s left)" in screen.text(100, 40)
+        clock.now += 12.5
+        assert f"Your turn! ({limit - 12} s left)" in screen.text(100, 40)
+        clock.now += 40
+        assert f"Your turn! ({limit - 52} s left)" in screen.text(100, 40)
+        await answer_one(screen, inp)
+        # A new step starts a new count, from the crypto steps' limit or a decision's.
+        await wait_for(lambda: re.search(r"\((\d+) s left\)", screen.text(100, 40)) is not None)
+        left = int(re.findall(r"\((\d+) s left\)", screen.text(100, 40))[0])
+        assert left in (int(table.human.timing.limit), limit)
+
+    asyncio.run(run_with(app, table, screen, body))
+
+
+def test_the_player_chooses_the_buyer_and_the_price_of_a_sale(inp: PipeInput) -> None:
+    # Seed 8, enkortskille: in hand 2 the player may sell to three seats that are out.
+    table, screen, app, _clock = setup(inp, seed=8, ruleset="enkortskille", chips=4)
+
+    def policy(request: Request) -> str:
+        key = adventurous(request)
+        return "s" if key.startswith("b") else key
+
+    async def body() -> None:
+        decider = table.decider
+        while True:
+            await wait_for(lambda: decider.request is not None, 30)
+            request = decider.request
+            assert request is not None
+            if request.ask is Ask.TURN and len(request.view.buyers) >= 2:
+                break
+            await answer_one(screen, inp, policy)
+        names = table.seat_names()
+        buyers = request.view.buyers
+        assert "b  sell your card (choose the buyer and the price)" in screen.text(100, 40)
+        inp.send_text("b")
+        await wait_for(lambda: screen.sale is not None)
+        first = names[buyers[0]]
+        text = screen.text(100, 40)
+        assert "Sell your card:" in text
+        assert f"to: ◀ {first} ▶" in text
+        inp.send_text("\x1b[B")
+        second = names[buyers[1]]
+        await wait_for(lambda: f"to: ◀ {second} ▶" in screen.text(100, 40))
+        chips = request.view.game.chips[buyers[1]]
+        inp.send_text(str(chips + 1) + "\r")
+        await wait_for(lambda: "cannot pay" in screen.text(100, 40))
+        assert f"{second} has only {chips} chips and cannot pay {chips + 1}." in screen.text(
+            100, 40)
+        asked = decider.request
+        assert asked is not None
+        assert (asked.ask, asked.at) == (request.ask, request.at)
+        inp.send_text("\x7f" * 5 + "x")
+        await wait_for(lambda: "The key x does nothing here" in screen.text(100, 40))
+        inp.send_text("\r")
+        await wait_for(lambda: "Type a price" in screen.text(100, 40))
+        inp.send_text("1\r")
+        await wait_for(lambda: decider.request is None or decider.request.at != request.at)
+        assert screen.sale is None
+        await wait_for(lambda: any(f"offers the card to {second} for 1 chips" in line
+                                   for line in screen.log))
+
+    asyncio.run(run_with(app, table, screen, body, timeout=90))
+
+
+def test_the_narration_says_your_and_names_the_card_received(inp: PipeInput) -> None:
+    table, screen, app, _clock = setup(inp, seed=11, name="You")
+
+    async def body() -> None:
+        game = None
+        while game is None or not game.over:
+            await answer_one(screen, inp)
+            game = screen.game
+            await wait_for(lambda: screen.game is not None and (
+                screen.game.over or table.decider.request is not None), 30)
+
+    asyncio.run(run_with(app, table, screen, body))
+    english = "\n".join(screen._log["en"])
+    swedish = "\n".join(screen._log["sv"])
+    assert "You's" not in english
+    assert " ?" not in english
+    assert "? " not in english
+    assert re.search(r"exchange face down \((your [\w-]+ for \w+'s card|\w+'s card for your "
+                     r"[\w-]+)\)\.", english), english
+    assert re.search(r"^  You get \w+'s card: [\w ()ä-]+\.$", english, re.MULTILINE), english
+    assert re.search(r"^  Du får \w+ kort: [\w ()ä-]+\.$", swedish, re.MULTILINE), swedish
+    assert "Dus " not in swedish

@@ -55,6 +55,19 @@ class Term:
     def keys(self, keys: str) -> None:
         self._run("send-keys", "-t", "play", "-l", keys)
 
+    def key(self, name: str) -> None:
+        """A named key (``Enter``, ``Escape``, ``Down``)."""
+        self._run("send-keys", "-t", "play", name)
+
+    def wait(self, pattern: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        screen = self.screen()
+        while re.search(pattern, screen) is None and time.monotonic() < end:
+            time.sleep(0.05)
+            screen = self.screen()
+        assert re.search(pattern, screen), screen
+        return screen
+
     def close(self) -> None:
         subprocess.run([self.tmux, "-L", self.socket, "kill-server"], capture_output=True,
                        timeout=10, check=False)
@@ -154,3 +167,30 @@ def test_a_whole_game_in_a_terminal() -> None:
     winner = re.search(r"(\S+) wins the game", final)
     assert winner
     assert winner.group(1) in ("Anna", "Björn", "Cecilia", "You")
+
+
+def test_the_lobby_creates_a_table_with_bots_over_the_mesh() -> None:
+    """``p2pkille play`` without --bots opens the lobby on 127.0.0.1; the form creates a
+    table whose three bots join over the mesh; the table screen opens; q q leaves."""
+    tmux = _tmux()
+    term = Term(tmux, [sys.executable, "-m", "cli.main", "play", "--interface", "127.0.0.1",
+                       "--lang", "en", "--pace", "0.2", "--name", "Tmux"])
+    try:
+        term.wait(r"Tables on the LAN \(listening on 127\.0\.0\.1\)")
+        term.keys("c")
+        form = term.wait(r"Create a table")
+        assert "Table name:      Tmux's table_" in form
+        term.key("Enter")
+        table = term.wait(r"rank \d+ of 21", 30)
+        assert "Pot: 4" in table
+        assert "Tmux (you)" in table
+        for bot in ("Anna", "Björn", "Cecilia"):
+            assert bot in table
+        assert re.search(r"\((\d+) s left\)", term.wait(r"\(\d+ s left\)")), table
+        term.keys("q")
+        term.wait(r"Press q again")
+        term.keys("q")
+        term.wait(r"EXITED 0", 15)
+        assert "Traceback" not in term.screen()
+    finally:
+        term.close()
