@@ -219,6 +219,7 @@ class _Hand:
         # (token, maker, context recipient, sealed to) -> the box's ephemeral private key:
         # what proves, in a dispute, what the box held.
         self.box_keys: dict[tuple[int, int, int | None, int], bytes] = {}
+        self.deal_boxes: set[tuple[int, int, int | None, int]] = set()  # mine, of the deal
         self.taken: set[bytes] = set()  # ids of accuse/timeout/seen envelopes taken
         self.scanned: dict[int, int] = {}  # member -> next seq to scan ahead
         # (seat, stage, at) -> protocol seats that voted its time out
@@ -1525,7 +1526,11 @@ class TableNode:
         hand.voiding = True
 
     def _disclosures(self, hand: _Hand) -> list[JsonValue]:
-        """Every share I sealed to a seat that says one of my sealed shares was bad."""
+        """Every box of my deal, and every share I forwarded to a seat that says one of my
+        sealed shares was bad, with each box's one-time key. The deal's are disclosed
+        whoever accused (each is one share of another's card: the card stays hidden while
+        its holder keeps its own share), so an accusation made after my accuse still
+        finds its answer there."""
         accusers = {hand.holders[k] for k, accs in hand.accuses.items()
                     if any(a.accused == self.my_seat and a.kind in _SEALED for a in accs)}
         out: list[JsonValue] = [
@@ -1534,7 +1539,7 @@ class TableNode:
                  "share": canonical.b64encode(plain), "token": token}
                 for (token, sender, recipient, to), plain in sorted(
                     hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
-                if to in accusers]
+                if to in accusers or (token, sender, recipient, to) in hand.deal_boxes]
         return out[:msg.MAX_ENTRIES]
 
     def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | str | None:
@@ -1572,6 +1577,10 @@ class TableNode:
         delivery = self.config.members[self.member_of[accuser]].delivery
         for box in boxes:
             plain, key = opened.get((box.token, box.sender, box.recipient), (None, None))
+            if plain is None and env.kind == msg.FORWARD:
+                # A forward is disclosed only to answer an accusation of it, and the
+                # accusation may have come after the sealer's accuse: not proof.
+                return None
             if plain is None or key is None or not (0 <= box.token < len(hand.final)
                                                     and 0 <= box.sender < len(hand.holders)):
                 return True
@@ -1916,6 +1925,7 @@ class TableNode:
         hand.plain[slot] = share.to_bytes()
         ephemeral = DeliveryKeyPair.generate(self._rng("seal-" + purpose, hand.number, token, to))
         hand.box_keys[slot] = ephemeral.private
+        hand.deal_boxes.add(slot)
         box, digest = seal_share(share, delivery, _NO_RNG, ephemeral=ephemeral)
         return msg.BoxEntry(token, share.context.sender, to, box, digest)
 

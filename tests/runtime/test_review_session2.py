@@ -5,8 +5,8 @@ from __future__ import annotations
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import TableNode
-from p2pkille.sim.byzantine import FalseAnswer
+from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.sim.byzantine import FalseAnswer, Withhold
 from p2pkille.sim.table import build_table
 from tests.runtime.bots import Restless
 
@@ -86,3 +86,45 @@ def test_an_accusation_of_a_claim_under_test_is_decided_by_the_parts_it_shows() 
         assert voided[0].eliminated == ["P1"]
         assert [(a["by"], a["verdict"]) for a in voided[0].accusations] == [("P1", "false")]
     assert hits
+
+
+class PatientAccuser(TableNode):
+    """In a void round, waits until its neighbour's accuse is out, then says that
+    neighbour's deal box to it was bad (too late, it hoped, to be answered)."""
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if hand is None or hand.me is None or hand.number != 1 or not hand.voiding:
+            return bool(super()._act(out))
+        n = hand.number
+        victim = hand.holders[(hand.me + 1) % len(hand.holders)]
+        chain = self.transcript.chain(self.members[self.member_of[victim]])
+        deal = next((e for e in chain if e.kind == msg.DEAL and e.body.get("hand") == n), None)
+        if deal is None or not any(e.kind == msg.ACCUSE and e.body.get("hand") == n
+                                   for e in chain):
+            return False
+        if self._once("accuse", n):
+            acc = msg.Accusation(victim, FaultKind.BAD_SEAL.value, "box does not open",
+                                 deal.wire)
+            self._emit(out, msg.ACCUSE, {"accusations": [acc.to_json()], "disclosed": [],
+                                         "hand": n})
+            return True
+        return False
+
+
+def test_a_late_accusation_of_a_deal_box_finds_its_answer_already_given() -> None:
+    # Every accuse discloses the sealer's whole deal with the boxes' keys, so a dispute
+    # raised after the sealer's accuse is decided, not taken as an unanswered one (which
+    # used to eliminate the honest sealer and leave the false accuser free).
+    table = build_table(4, seed=3, timing=Timing(limit=2.0, decide_limit=2.0))
+    seats = table.seats()
+    table.nodes[seats[0]].__class__ = PatientAccuser
+    table.nodes[seats[2]].__class__ = Withhold
+    table.byzantine = frozenset({seats[0], seats[2]})
+    run = table.run(max_hands=2, until=600.0)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == ["P1", "P3"]
+    assert ("P1", "bad-seal", "false") in [(a["by"], a["kind"], a["verdict"])
+                                           for a in first.accusations]
