@@ -41,6 +41,8 @@ class TableRun:
     extra: dict[str, object] = field(default_factory=dict)
     byzantine: frozenset[int] = frozenset()
     """Indices (in ``nodes``) of the misbehaving peers."""
+    max_hands: int | None = None
+    """The run stopped once every honest node had this many hands (some may have more)."""
 
     @property
     def honest(self) -> list[TableNode]:
@@ -54,9 +56,11 @@ class TableRun:
         honest = self.honest
         if self.stop is not StopReason.STOPPED or not honest:
             return False
-        first = [o.to_json() for o in honest[0].outcomes]
-        return all([o.to_json() for o in n.outcomes] == first for n in honest) and all(
-            o.voided or o.agreed_by == o.holders for n in honest for o in n.outcomes)
+        # A run cut at max_hands compares those hands: a node may already be one ahead.
+        upto = self.max_hands
+        first = [o.to_json() for o in honest[0].outcomes[:upto]]
+        return all([o.to_json() for o in n.outcomes[:upto]] == first for n in honest) and all(
+            o.voided or o.agreed_by == o.holders for n in honest for o in n.outcomes[:upto])
 
     def document(self) -> dict[str, object]:
         """The ``p2pkille sim --json`` document, from the first honest node's view."""
@@ -67,7 +71,7 @@ class TableRun:
         if view is not None and view.game.winner is not None:
             winner = node.names[view.game.winner]
         return {
-            "hands": [o.to_json() for o in node.outcomes],
+            "hands": [o.to_json() for o in node.outcomes[:self.max_hands]],
             "honest_agree": self.honest_agree,
             "stats": {"bytes": self.bytes, "envelopes": self.envelopes,
                       "scalar_mults": self.scalar_mults, "wall_s": round(self.wall_s, 3)},
@@ -120,7 +124,7 @@ class SimTable:
             nodes=self.nodes, stop=stop, wall_s=wall, scalar_mults=counters.scalar_mults,
             envelopes=sum(n.sent_envelopes for n in self.nodes),
             bytes=sum(n.sent_bytes for n in self.nodes),
-            virtual_s=self.network.now, byzantine=self.byzantine,
+            virtual_s=self.network.now, byzantine=self.byzantine, max_hands=max_hands,
         )
 
 
