@@ -70,7 +70,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (CHECKPOINT, ("id", "sig"), ()),
         # opened: shares that open a card a claim hid (audit tables); parts: the test
         # parts that show a strict claim false. Both prove a false-fact accusation.
-        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts")),
+        # cause: the id of the other holder's accuse that made an accuse with no
+        # accusations join the void round (docs/protocol.md II.11.1).
+        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts", "cause")),
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
         (PET, ("at", "share"), ()),

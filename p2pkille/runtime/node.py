@@ -248,6 +248,11 @@ class _Hand:
         # false (what my accuse shows).
         self.claims_tested: dict[bytes, tuple[PetClaim, Ciphertext, tuple[Point, ...]]] = {}
         self.lie_parts: list[tuple[int, bytes]] = []
+        # Why I joined a void round that I did not start: the id of the other holder's
+        # accuse that stopped the hand for me. Per accuser: its accuse's id and its cause.
+        self.cause: bytes | None = None
+        self.accuse_ids: dict[int, bytes] = {}
+        self.causes: dict[int, bytes | None] = {}
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -1523,6 +1528,12 @@ class TableNode:
         hand.disclosed[index] = disclosed
         hand.opened[index] = msg.get_opened(env.body, env.wire)
         hand.parts[index] = msg.get_parts(env.body, env.wire)
+        hand.accuse_ids[index] = env.id
+        hand.causes[index] = (canonical.get_bytes(env.body, "cause", what="accuse", size=32,
+                                                  evidence=env.wire)
+                              if "cause" in env.body else None)
+        if not hand.voiding and index != hand.me:
+            hand.cause = env.id
         hand.voiding = True
 
     def _disclosures(self, hand: _Hand) -> list[JsonValue]:
@@ -1744,6 +1755,16 @@ class TableNode:
         if not all(k in hand.accuses or hand.holders[k] in hand.timed_out | forked
                    for k in range(len(hand.holders))):
             return
+        idle: set[int] = set()
+        if not blamed:
+            # Nobody to blame: whoever stopped the hand with an accuse that accuses nothing
+            # and cites no other holder's accuse as its cause did it for nothing (else any
+            # seat could void every hand for free). Every holder's accuse is in by now.
+            ids = set(hand.accuse_ids.values())
+            idle = {hand.holders[k] for k, accs in hand.accuses.items()
+                    if not accs and k in hand.accuse_ids
+                    and hand.causes.get(k) not in ids - {hand.accuse_ids[k]}}
+            blamed |= idle
         assert view is not None
         names = self.names
         self._voided.add(hand.number)
@@ -1761,6 +1782,9 @@ class TableNode:
         told += [{"accused": names[s], "by": None, "kind": "timeout",
                   "reason": "every other key holder voted its time out", "verdict": "agreed"}
                  for s in sorted(hand.timed_out)]
+        told += [{"accused": names[s], "by": None, "kind": FaultKind.ILLEGAL_ACT.value,
+                  "reason": "stopped the hand with an accuse that accuses nothing and "
+                            "cites no cause", "verdict": "proven"} for s in sorted(idle)]
         self.outcomes.append(HandOutcome(
             hand=hand.number, died=[], pot=game.pot,
             chips={names[s]: c for s, c in enumerate(game.chips)}, checkpoint="",
@@ -1846,6 +1870,8 @@ class TableNode:
             if hand.lie_parts:
                 body["parts"] = [{"by": k, "share": canonical.b64encode(data)}
                                  for k, data in hand.lie_parts][:msg.MAX_ENTRIES]
+            if not hand.mine and hand.cause is not None:
+                body["cause"] = canonical.b64encode(hand.cause)
             self._emit(out, msg.ACCUSE, body)
             return True
         if stage == Stage.PLAY:

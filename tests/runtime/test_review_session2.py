@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.byzantine import FalseAnswer, Withhold
 from p2pkille.sim.table import build_table
 from tests.runtime.bots import Restless
@@ -128,3 +130,39 @@ def test_a_late_accusation_of_a_deal_box_finds_its_answer_already_given() -> Non
     assert first.eliminated == ["P1", "P3"]
     assert ("P1", "bad-seal", "false") in [(a["by"], a["kind"], a["verdict"])
                                            for a in first.accusations]
+
+
+class Griefer(TableNode):
+    """Stops every hand with an accuse that accuses nothing."""
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.me is not None and self.stage == Stage.PLAY
+                and self._once("accuse", hand.number)):
+            self._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": [],
+                                         "hand": hand.number})
+            return True
+        return bool(super()._act(out))
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_seat_that_stops_hands_for_nothing_is_removed(mode: str) -> None:
+    # An accuse with no accusation and no cause used to void the hand unblamed: a seat
+    # could stall the game forever at no cost. The seats that joined the round cite its
+    # accuse as their cause; it cites nothing.
+    table = build_table(4, seed=5, mode=mode, deciders=lambda _i: Restless())
+    index = table.seats()[1]
+    table.nodes[index].__class__ = Griefer
+    table.byzantine = frozenset({index})
+    run = table.run(until=600.0, max_hands=3)
+    assert run.honest_agree
+    outcomes = run.honest[0].outcomes
+    assert outcomes[0].voided
+    assert outcomes[0].eliminated == ["P2"]
+    assert [(a["accused"], a["kind"], a["verdict"]) for a in outcomes[0].accusations] == [
+        ("P2", "illegal-act", "proven")]
+    assert not any(o.voided for o in outcomes[1:3])
+    for node in run.honest:
+        for env in node.transcript.chain(node.identity.public):
+            if env.kind == msg.ACCUSE and not env.body["accusations"]:
+                assert "cause" in env.body, "a seat that joins a round says why"
