@@ -18,6 +18,7 @@ import asyncio
 import ipaddress
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, cast
@@ -167,7 +168,27 @@ def narrate(event: Event, game: Game, names: Sequence[str], known: Mapping[int, 
         said = said.split("\n")[0]  # the faces line: a peer sees only its own card
     if me is not None and 0 <= me < len(shown):
         said = said.replace(f"{shown[me]}'s ", "your ")
+        if shown[me] == "You":
+            said = second_person(said)
     return said.rstrip()
+
+
+#: The verbs of the narration in the third person, and their second person.
+_SECOND: Final = {"is": "are", "has": "have", "does": "do", "dies": "die", "buys": "buy",
+                  "cuts": "cut", "deals": "deal", "hands": "hand", "keeps": "keep",
+                  "leaves": "leave", "offers": "offer", "plays": "play", "shows": "show",
+                  "takes": "take", "turns": "turn", "asks": "ask", "swaps": "swap",
+                  "draws": "draw", "wins": "win", "sells": "sell", "gets": "get",
+                  "passes": "pass", "refuses": "refuse", "agrees": "agree",
+                  "declines": "decline", "accepts": "accept", "answers": "answer",
+                  "says": "say", "goes": "go", "picks": "pick", "loses": "lose",
+                  "pays": "pay", "puts": "put", "receives": "receive", "stays": "stay"}
+_YOU_VERB: Final = re.compile(r"\bYou (" + "|".join(_SECOND) + r")\b")
+
+
+def second_person(text: str) -> str:
+    """Narration for a player called "You": "You keeps" reads "You keep"."""
+    return _YOU_VERB.sub(lambda m: f"You {_SECOND[m.group(1)]}", text)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -405,3 +405,6 @@ def test_the_narration_says_your_and_names_the_card_received(inp: PipeInput) -> 
     assert re.search(r"^  You get \w+'s card: [\w ()ä-]+\.$", english, re.MULTILINE), english
     assert re.search(r"^  Du får \w+ kort: [\w ()ä-]+\.$", swedish, re.MULTILINE), swedish
     assert "Dus " not in swedish
+    # The player called "You" is spoken to in the second person.
+    assert not re.search(r"\bYou (is|keeps|swaps|draws|dies|buys|shows|takes|has)\b", english)
+    assert re.search(r"\bYou (keep|swap|draw|show|are|take|die|buy)\b", english), english
