@@ -47,8 +47,10 @@ ACCUSE: Final = "accuse"
 TIMEOUT: Final = "timeout"
 SEEN: Final = "seen"
 PET: Final = "pet"
+REWOUND: Final = "rewound"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
-                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET})
+                          FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
+                          REWOUND})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -76,6 +78,8 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
         (PET, ("at", "share"), ()),
+        # after a node took back its own late decision: what it sent since is void
+        (REWOUND, ("at",), ()),
     )
 }
 MAX_SEATS: Final = 64

@@ -235,6 +235,10 @@ class _Hand:
         # a decision (which gets the default) from a vote on a withheld cryptographic step.
         self.phase_at: dict[int, tuple[int, int | None]] = {}
         self.defaulted: set[tuple[int, int, int]] = set()  # decision steps given the default
+        # Seats whose late decision I dropped: what they sent after it, up to their
+        # ``rewound``, was built on it and is dropped too.
+        self.skipping: set[int] = set()
+        self.rewound: list[int] = []     # my own late steps to mark with a rewound
         # Plain answers and "no kille" disclosures: envelope id -> (token, ranks it is
         # not), and per token (claimant seat, envelope, ranks): a face that contradicts
         # one is proven at once by opening it (exposed: the shares I opened it with).
@@ -591,9 +595,11 @@ class TableNode:
             return True  # malformed or stale: consumed as a fault
         if number > hand.number:
             return False
-        if kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN):
+        if kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.REWOUND):
             return True
         seat = self.seat_of[m]
+        if seat in hand.skipping:
+            return True  # dropped, up to its rewound
         step = (seat, *self._step_now())
         if (number, step) in self._voted and step not in hand.seens:
             return False  # I voted its time out: only a seen from another holder reopens it
@@ -663,6 +669,10 @@ class TableNode:
 
     def _consume(self, m: int, env: Envelope) -> None:
         seat = self._seat(m)
+        hand = self.hand
+        if (hand is not None and seat in hand.skipping and env.body.get("hand") == hand.number
+                and env.kind not in (msg.REWOUND, msg.ACCUSE, msg.TIMEOUT, msg.SEEN)):
+            return  # built on its late decision (see _on_act)
         try:
             handler = getattr(self, "_on_" + env.kind)
             msg.check_body(env.kind, env.body, env.wire)
@@ -1007,7 +1017,10 @@ class TableNode:
                                evidence=env.wire)
         if at != game.fact_count:
             if (self.seat_of[m], int(Stage.PLAY), at) in hand.defaulted:
-                return  # late: the table agreed its time ran out and gave the default
+                # Late: the table agreed its time ran out and gave the default. Its node
+                # took it and may have built on it until it heard: skip to its rewound.
+                hand.skipping.add(self.seat_of[m])
+                return
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR,
                          f"a decision for step {at}, the game is at step {game.fact_count}")
         seller = game.order[game.turn] if game.phase == Phase.SALE else None
@@ -1412,6 +1425,13 @@ class TableNode:
                     continue
             hand.scanned[m] = seq
 
+    def _on_rewound(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="rewound",
+                          evidence=env.wire)
+        hand.skipping.discard(self.seat_of[m])
+
     def _on_timeout(self, m: int, env: Envelope) -> None:
         self._take_step(m, env)
 
@@ -1464,6 +1484,8 @@ class TableNode:
         hand.defaulted.add(step)
         if view.game.fact_count > at:
             self._rewind(hand, at)
+            if seat == self.my_seat:
+                hand.rewound.append(at)
         if view.game.fact_count == at:
             self.timed_decisions.append((hand.number, seat, at))
             self._feed(_default(phase, seat))
@@ -1491,6 +1513,22 @@ class TableNode:
         hand.phase_at = {k: v for k, v in hand.phase_at.items() if k <= at}
         hand.owed = {k: v for k, v in hand.owed.items() if v[1] <= at}
         self.stage = min(self.stage, Stage.PLAY)
+        # What I sent on the late branch the others drop (up to my rewound): the close and
+        # the draw and show shares are made again on the branch the table took.
+        me = hand.me
+        if me is not None:
+            hand.revealed.discard(me)
+            hand.reveal_seq.pop(me, None)
+            hand.secrets.pop(me, None)
+            hand.openings.pop(me, None)
+        hand.checkpoint = None
+        hand.signed.clear()
+        hand.agreed.clear()
+        hand.audited = False
+        n = hand.number
+        self._sent = {k for k in self._sent if not (
+            len(k) >= 2 and k[1] == n and k[0] in ("show", "draw", Stage.REVEAL,
+                                                    Stage.CHECKPOINT))}
 
     def _past(self, step: tuple[int, int, int]) -> bool:
         """This node no longer waits for that seat at that step (it holds its envelope)."""
@@ -1849,6 +1887,9 @@ class TableNode:
         if hand is None or stage == Stage.DONE:
             return False
         n = hand.number
+        if hand.rewound:
+            self._emit(out, msg.REWOUND, {"at": hand.rewound.pop(0), "hand": n})
+            return True
         if hand.to_answer and hand.me is not None:
             awaited = hand.to_answer.pop(0)
             hand.answered.add(awaited)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from p2pkille.bots.base import swap
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.engine.facts import Decision, Keep, VoteChoice
 from p2pkille.engine.view import DecisionPending, SeatView
@@ -14,6 +15,7 @@ from p2pkille.runtime.node import Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
+from tests.runtime.bots import Restless
 from tests.runtime.helpers import referee_replay
 
 LIMIT = 2.0
@@ -104,3 +106,90 @@ def test_a_late_decision_never_splits_the_table(delay: float, lag: float) -> Non
         # It decided just after the others' votes were cast, before it heard them.
         assert slow.rewinds > 0
         assert all(n.rewinds == 0 for n in run.nodes if n is not slow)
+
+
+class LateSwapper(ThresholdBot):
+    """Always swaps (or agrees), ``delay`` seconds after it is first asked."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.network: SimNetwork | None = None
+        self.asked: dict[tuple[int, int], float] = {}
+
+    def _wait(self, view: SeatView) -> None:
+        assert self.network is not None
+        now = self.network.now
+        first = self.asked.setdefault((view.game.hand_no, view.game.fact_count), now)
+        if now - first < self.delay:
+            raise DecisionPending("thinking")
+
+    def turn(self, view: SeatView) -> Decision:
+        self._wait(view)
+        return swap(view.seat)
+
+    def vote(self, view: SeatView) -> VoteChoice:
+        self._wait(view)
+        return VoteChoice.AGREE
+
+
+def test_what_a_late_decider_built_on_its_decision_is_dropped_everywhere() -> None:
+    # The slow dealer swaps with the stock just after the others agreed its time-out and
+    # sends its draw share before it hears their votes. That share, built on the dropped
+    # decision, used to block its chain: it was timed out at the showdown though honest.
+    # Its node now marks the rewind, and the others skip what it sent in between.
+    seed, seat, lag = 6, 3, 1.5
+    probe = build_table(4, seed=seed, chips=4, ruleset="enkortskille", timing=TIMING)
+    slow_index = probe.seats()[seat]
+    late = LateSwapper(1.5)
+    table = build_table(4, seed=seed, chips=4, ruleset="enkortskille", timing=TIMING,
+                        deciders=lambda i: late if i == slow_index else ThresholdBot())
+    late.network = table.network
+    slow = table.nodes[slow_index]
+    for node in table.nodes:
+        if node is not slow:
+            table.network.set_link(node.name, slow.name, Faults(delay=lag), one_way=True)
+    run = table.run(until=3600.0, max_hands=2)
+    assert run.honest_agree
+    assert slow.rewinds > 0
+    assert slow.timed_decisions
+    assert not any(o.voided for o in run.nodes[0].outcomes[:2])
+    kinds = [e.kind for e in slow.transcript.chain(slow.identity.public)]
+    assert "rewound" in kinds
+
+
+class LateVoter(Restless):
+    """Agrees to every redeal, 1.5 s (virtual) after it is first asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.network: SimNetwork | None = None
+        self.asked: dict[tuple[int, int], float] = {}
+
+    def vote(self, view: SeatView) -> VoteChoice:
+        assert self.network is not None
+        now = self.network.now
+        first = self.asked.setdefault((view.game.hand_no, view.game.fact_count), now)
+        if now - first < 1.5:
+            raise DecisionPending("thinking")
+        return VoteChoice.AGREE
+
+
+def test_a_late_decision_that_ended_the_hand_at_its_own_node_is_taken_back() -> None:
+    # The slow voter's late agreement completed a redeal at its own node, which closed the
+    # hand there (and revealed its key) before it heard the votes; the rewind used to keep
+    # that stage, so it took the next act as out of its stage and the table split.
+    probe = build_table(4, seed=2, ruleset="bytes-kille", timing=TIMING)
+    slow_index = probe.seats()[0]
+    late = LateVoter()
+    table = build_table(4, seed=2, ruleset="bytes-kille", timing=TIMING,
+                        deciders=lambda i: late if i == slow_index else Restless())
+    late.network = table.network
+    slow = table.nodes[slow_index]
+    for node in table.nodes:
+        if node is not slow:
+            table.network.set_link(node.name, slow.name, Faults(delay=1.5), one_way=True)
+    run = table.run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    assert all(n.faults == [] for n in run.nodes)
+    assert not any(o.voided for o in run.nodes[0].outcomes[:2])
