@@ -1553,6 +1553,11 @@ class TableNode:
         disclosed = msg.get_disclosed(env.body, env.wire)
         if any(key is None for _, _, key in disclosed):
             raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a disclosed box without its key")
+        # Everything parsed before any state changes: a malformed accuse counts for nothing.
+        opened = msg.get_opened(env.body, env.wire)
+        parts = msg.get_parts(env.body, env.wire)
+        cause = (canonical.get_bytes(env.body, "cause", what="accuse", size=32,
+                                     evidence=env.wire) if "cause" in env.body else None)
         hand.taken.add(env.id)
         if self._before_accusing(hand.holders[index], hand.number, msg.CHECKPOINT):
             # It signed the hand's checkpoint first (read from its chain, as every node
@@ -1564,12 +1569,10 @@ class TableNode:
             return
         hand.accuses[index] = accusations
         hand.disclosed[index] = disclosed
-        hand.opened[index] = msg.get_opened(env.body, env.wire)
-        hand.parts[index] = msg.get_parts(env.body, env.wire)
+        hand.opened[index] = opened
+        hand.parts[index] = parts
         hand.accuse_ids[index] = env.id
-        hand.causes[index] = (canonical.get_bytes(env.body, "cause", what="accuse", size=32,
-                                                  evidence=env.wire)
-                              if "cause" in env.body else None)
+        hand.causes[index] = cause
         if not hand.voiding and index != hand.me:
             hand.cause = env.id
         hand.voiding = True
