@@ -19,6 +19,7 @@ from protocol.keys import DeliveryKeyPair, HandContext, KeyShare, joint_key, u64
 from protocol.reveal import DecryptionShare, RevealContext, open_card
 from protocol.rng import DeterministicRng
 from protocol.seal import seal_share
+from protocol.vectors.tap import Tap
 
 SEED: Final = b"p2pkille crypto vectors v1"
 TABLE: Final = b"vector-table-0001"
@@ -31,29 +32,12 @@ PURPOSES: Final = (
 )
 
 
-class _Tap:
-    """Passes randomness through and records every draw."""
-
-    def __init__(self, rng: DeterministicRng) -> None:
-        self.rng = rng
-        self.log: list[bytes] = []
-
-    def randbytes(self, n: int) -> bytes:
-        out = self.rng.randbytes(n)
-        self.log.append(out)
-        return out
-
-    def take(self) -> list[bytes]:
-        out, self.log = self.log, []
-        return out
-
-
 def _ct(c: Any) -> str:
     return str(c.to_bytes().hex())
 
 
 def generate() -> dict[str, Any]:
-    tap = _Tap(DeterministicRng(SEED))
+    tap = Tap(DeterministicRng(SEED))
     ctx = HandContext(TABLE, HAND)
     deck = Deck(LABELS)
 

@@ -16,6 +16,7 @@ from protocol.group import Point, Scalar
 from protocol.keys import HandContext, KeyShare, joint_key
 from protocol.pet import PetClaim, PetContext, PetShare, pet_matches
 from protocol.rng import DeterministicRng
+from protocol.vectors.tap import Tap
 
 SEED: Final = b"p2pkille pet vectors v1"
 TABLE: Final = b"vector-table-pet"
@@ -29,25 +30,8 @@ PURPOSES: Final = (
 )
 
 
-class _Tap:
-    """Passes randomness through and records every draw."""
-
-    def __init__(self, rng: DeterministicRng) -> None:
-        self.rng = rng
-        self.log: list[bytes] = []
-
-    def randbytes(self, n: int) -> bytes:
-        out = self.rng.randbytes(n)
-        self.log.append(out)
-        return out
-
-    def take(self) -> list[bytes]:
-        out, self.log = self.log, []
-        return out
-
-
 def _case(
-    tap: _Tap, ctx: PetContext, ct: Ciphertext, card: int, deck: Deck, keys: list[KeyShare],
+    tap: Tap, ctx: PetContext, ct: Ciphertext, card: int, deck: Deck, keys: list[KeyShare],
 ) -> dict[str, Any]:
     excluded = [deck.encodings[j] for j in EXCLUDED]
     prover = keys[ctx.prover]
@@ -99,7 +83,7 @@ def _case(
 
 
 def generate() -> dict[str, Any]:
-    tap = _Tap(DeterministicRng(SEED))
+    tap = Tap(DeterministicRng(SEED))
     hand = HandContext(TABLE, HAND)
     deck = Deck(LABELS)
     keys = [KeyShare.generate(seat, tap) for seat in range(HOLDERS)]

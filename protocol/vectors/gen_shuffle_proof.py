@@ -28,7 +28,7 @@ from protocol.shuffle_proof import (
     shuffle_with_proof,
     verify_shuffle,
 )
-from protocol.vectors.gen_crypto import _Tap
+from protocol.vectors.tap import Tap
 
 SEED: Final = b"p2pkille shuffle-proof vectors v1"
 TABLE: Final = b"vector-table-0002"
@@ -41,7 +41,7 @@ PURPOSES: Final = (
 
 
 def _case(
-    tap: _Tap, ctx: ShuffleContext, joint: Point, deck_in: tuple[Ciphertext, ...], *, full: bool
+    tap: Tap, ctx: ShuffleContext, joint: Point, deck_in: tuple[Ciphertext, ...], *, full: bool
 ) -> dict[str, Any]:
     n = len(deck_in)
     tap.take()
@@ -95,7 +95,7 @@ def _case(
 
 
 def generate() -> dict[str, Any]:
-    tap = _Tap(DeterministicRng(SEED))
+    tap = Tap(DeterministicRng(SEED))
     hand = HandContext(TABLE, HAND)
     keys = [KeyShare.generate(seat, tap) for seat in range(SEATS)]
     joint = Point.sum([k.public for k in keys])
