@@ -6,6 +6,7 @@ from p2pkille.engine.facts import Deal, Fact
 from p2pkille.engine.machine import Game, Phase
 from p2pkille.engine.referee import oracle_fact
 from p2pkille.runtime.node import TableNode
+from p2pkille.sim.table import SimTable
 
 ORACLE = {Phase.ANSWER, Phase.DISCLOSE, Phase.STOCK, Phase.SHOWDOWN}
 
@@ -39,3 +40,13 @@ def referee_replay(node: TableNode) -> list[tuple[int, list[str], int, dict[str,
 
 def node_results(node: TableNode) -> list[tuple[int, list[str], int, dict[str, int]]]:
     return [(o.hand, o.died, o.pot, o.chips) for o in node.outcomes]
+
+
+def misbehave(table: SimTable, seat: int, cls: type[TableNode]) -> TableNode:
+    """Make the node at ``seat`` (0-based, ``P1``..) a ``cls`` (a TableNode subclass that
+    changes what it sends) and count it as misbehaving, so ``honest`` leaves it out."""
+    index = table.seats()[seat]
+    node = table.nodes[index]
+    node.__class__ = cls
+    table.byzantine = table.byzantine | {index}
+    return node

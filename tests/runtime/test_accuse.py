@@ -14,6 +14,7 @@ from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.errors import RemoteProtocolError
+from tests.runtime.helpers import misbehave
 
 
 class _Accuser(TableNode):
@@ -58,9 +59,7 @@ class _MadeUpLie(_Accuser):
 def _with(cls: type[TableNode], seed: int = 3, faults: Faults | None = None,
           mode: str = "audit") -> SimTable:
     table = build_table(4, seed=seed, chips=4, faults=faults, mode=mode)
-    index = table.seats()[1]
-    table.nodes[index].__class__ = cls
-    table.byzantine = frozenset({index})
+    misbehave(table, 1, cls)
     return table
 
 

@@ -12,10 +12,10 @@ from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode
+from p2pkille.sim.byzantine import FalseAnswer, WrongShare
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope, decode
-from protocol.reveal import DecryptionShare
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import node_results
 
@@ -50,17 +50,6 @@ class BadKey(TableNode):
         super()._emit(out, kind, body)
 
 
-class WrongShare(TableNode):
-    def _share(self, hand: object, token: int, recipient: int | None, purpose: str
-               ) -> DecryptionShare:
-        share = super()._share(hand, token, recipient, purpose)  # type: ignore[arg-type]
-        if purpose.startswith("deal"):
-            # A share made for the next slot: a valid point, a proof that fails here.
-            other = super()._share(hand, (token + 1) % 42, recipient, purpose)  # type: ignore[arg-type]
-            return DecryptionShare(share.context, other.value, other.proof)
-        return share
-
-
 class BadBox(TableNode):
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
         if kind == msg.DEAL:
@@ -80,15 +69,6 @@ class IllegalPick(TableNode):
 class OtherSeat(TableNode):
     def _decide(self, phase: int, seat: int) -> object:  # type: ignore[override]
         return Keep((seat + 1) % len(self.members))
-
-
-class PlainLiar(TableNode):
-    """Answers plain whatever it holds (the false-answer cheat)."""
-
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind == msg.ANSWER and body.get("shown") is not None:
-            body = {"hand": body["hand"], "shown": None}
-        super()._emit(out, kind, body)
 
 
 class KilleHider(TableNode):
@@ -150,7 +130,7 @@ def test_a_false_plain_answer_is_proven_at_once_by_the_requester() -> None:
     # of the hand is revealed.
     for seed in range(1, 40):
         table = build_table(4, seed=seed, deciders=lambda _i: Restless())
-        liar = _swap_class(table, 2, PlainLiar)
+        liar = _swap_class(table, 2, FalseAnswer)
         table.run(until=200.0, max_hands=3)
         honest = [n for n in table.nodes if n is not liar]
         finders = [n for n in honest if n.faults]

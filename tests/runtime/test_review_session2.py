@@ -11,6 +11,7 @@ from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.byzantine import FalseAnswer, Withhold
 from p2pkille.sim.table import build_table
 from tests.runtime.bots import Restless
+from tests.runtime.helpers import misbehave
 
 
 class LiarAccuser(FalseAnswer):
@@ -39,9 +40,7 @@ def test_an_opened_card_and_a_disputed_box_of_one_slot_do_not_collide() -> None:
     for seed in range(1, 40):
         for liar in range(4):
             table = build_table(4, seed=seed, deciders=lambda _i: Restless())
-            index = table.seats()[liar]
-            table.nodes[index].__class__ = LiarAccuser
-            table.byzantine = frozenset({index})
+            misbehave(table, liar, LiarAccuser)
             run = table.run(until=600.0, max_hands=1)
             first = run.honest[0].outcomes[0] if run.honest[0].outcomes else None
             if first is None or not any(a["kind"] == "false-fact" for a in first.accusations):
@@ -76,9 +75,7 @@ def test_an_accusation_of_a_claim_under_test_is_decided_by_the_parts_it_shows() 
     hits = 0
     for seed in range(1, 5):
         table = build_table(4, seed=seed, mode="strict", deciders=lambda _i: Restless())
-        index = table.seats()[0]
-        table.nodes[index].__class__ = PetAccuser
-        table.byzantine = frozenset({index})
+        misbehave(table, 0, PetAccuser)
         run = table.run(until=300.0, max_hands=2)
         assert run.honest_agree
         voided = [o for o in run.honest[0].outcomes if o.voided]
@@ -119,10 +116,8 @@ def test_a_late_accusation_of_a_deal_box_finds_its_answer_already_given() -> Non
     # raised after the sealer's accuse is decided, not taken as an unanswered one (which
     # used to eliminate the honest sealer and leave the false accuser free).
     table = build_table(4, seed=3, timing=Timing(limit=2.0, decide_limit=2.0))
-    seats = table.seats()
-    table.nodes[seats[0]].__class__ = PatientAccuser
-    table.nodes[seats[2]].__class__ = Withhold
-    table.byzantine = frozenset({seats[0], seats[2]})
+    misbehave(table, 0, PatientAccuser)
+    misbehave(table, 2, Withhold)
     run = table.run(max_hands=2, until=600.0)
     assert run.honest_agree
     first = run.honest[0].outcomes[0]
@@ -151,9 +146,7 @@ def test_a_seat_that_stops_hands_for_nothing_is_removed(mode: str) -> None:
     # could stall the game forever at no cost. The seats that joined the round cite its
     # accuse as their cause; it cites nothing.
     table = build_table(4, seed=5, mode=mode, deciders=lambda _i: Restless())
-    index = table.seats()[1]
-    table.nodes[index].__class__ = Griefer
-    table.byzantine = frozenset({index})
+    misbehave(table, 1, Griefer)
     run = table.run(until=600.0, max_hands=3)
     assert run.honest_agree
     outcomes = run.honest[0].outcomes

@@ -13,7 +13,7 @@ from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
 from tests.runtime.bots import Restless
-from tests.runtime.helpers import node_results
+from tests.runtime.helpers import misbehave, node_results
 
 WITHHOLDER = 1  # seat P2
 
@@ -123,9 +123,7 @@ def test_a_withheld_forward_eliminates_the_withholder_not_its_victim(mode: str) 
     # The table waits for an owed forward like any other step: walking away with a
     # partner's card must not leave the partner unable to play, timed out in its place.
     table = build_table(3, seed=1, mode=mode, deciders=lambda _i: Restless())
-    index = table.seats()[1]
-    table.nodes[index].__class__ = NoForward
-    table.byzantine = frozenset({index})
+    misbehave(table, 1, NoForward)
     run = table.run(until=2000.0, max_hands=2)
     assert run.honest_agree
     voided = [o for o in run.honest[0].outcomes if o.voided]

@@ -15,12 +15,11 @@ from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.log import MAGIC, LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import TableNode, Timing
-from p2pkille.sim.byzantine import BEHAVIOURS
+from p2pkille.sim.byzantine import BEHAVIOURS, WrongShare
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
-from protocol.reveal import DecryptionShare
 from tests.runtime.bots import Restless
 from tests.runtime.test_log import logged_table
 
@@ -51,18 +50,6 @@ def test_a_whole_clean_game_verifies(tmp_path: Path, capsys: pytest.CaptureFixtu
     text = capsys.readouterr().out
     assert f"winner {doc['winner']}" in text
     assert all(o.checkpoint in text for o in node.outcomes)
-
-
-class WrongShare(TableNode):
-    """Seals a deal share made for another slot: valid point, failing proof."""
-
-    def _share(self, hand: object, token: int, recipient: int | None, purpose: str
-               ) -> DecryptionShare:
-        share = super()._share(hand, token, recipient, purpose)  # type: ignore[arg-type]
-        if purpose.startswith("deal"):
-            other = super()._share(hand, (token + 1) % 42, recipient, purpose)  # type: ignore[arg-type]
-            return DecryptionShare(share.context, other.value, other.proof)
-        return share
 
 
 class BadShuffleCommit(TableNode):
