@@ -28,7 +28,7 @@ from p2pkille.runtime.config import MODES
 from p2pkille.runtime.node import HandOutcome
 from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
-from p2pkille.sim.table import build_table
+from p2pkille.sim.table import HAND_CAP, build_table
 
 BAD_ARGS: Final = 2
 
@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--peers", default="3", help="number of peers (default 3)")
     parser.add_argument("--hands", default="0",
-                        help="stop after this many hands (default 0: play to the end)")
+                        help="stop after this many hands (default 0: play to the end, "
+                             "at most 1000 hands)")
     parser.add_argument("--ruleset", default="wikipedia",
                         help=f"one of {', '.join(PRESETS)} (default wikipedia)")
     parser.add_argument("--seed", default="1", help="seed of everything (default 1)")
@@ -126,5 +127,9 @@ def run(args: argparse.Namespace) -> int:
                         faults=faults, byzantine=byzantine, mode=mode)
     result = table.run(max_hands=hands or None, on_hand=progress)
     doc = result.document()
+    if result.unfinished and not args.json:
+        print(f"stopped after {HAND_CAP} hands with the game still on (the players "
+              f"agreed to redeal again and again); pass --hands to stop sooner",
+              file=sys.stderr)
     print(json.dumps(doc, ensure_ascii=False, sort_keys=True))
     return 0 if doc["honest_agree"] else 1

@@ -236,7 +236,7 @@ class _Watch:
             # Only a hint of when we may leave: a forged one makes us leave early, and any
             # member can fill the others' gaps.
             with contextlib.suppress(RemoteProtocolError):
-                self.heads[sender] = gapfill.decode_sync(data, len(self.members))
+                self.heads[sender] = gapfill.decode_sync(data, len(self.members)).heads
         return self.inner.receive(sender, data, now)
 
     def wake(self, now: float) -> Sequence[Output]:
@@ -247,7 +247,7 @@ class _Watch:
         return out
 
     def sync(self) -> bytes:
-        return gapfill.encode_sync(self.node.transcript.heads().heads)
+        return self.node.sync_message()
 
     def target(self) -> tuple[int, ...]:
         """Per member, the position of its latest checkpoint signature that we hold."""

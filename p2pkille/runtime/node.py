@@ -97,8 +97,14 @@ from protocol.shuffle_proof import (
     prove_shuffle,
     verify_shuffles,
 )
+from protocol.transcript import (
+    Accepted,
+    Equivocated,
+    Equivocation,
+    Transcript,
+    TranscriptEvent,
+)
 from protocol.transcript import Cut as TranscriptCut
-from protocol.transcript import Equivocated, Equivocation, Transcript
 
 __all__ = ["HandOutcome", "Stage", "TableNode", "Timing"]
 
@@ -204,7 +210,8 @@ class _Hand:
         self.revealed: set[int] = set()
         self.checkpoint: Checkpoint | None = None
         self.signed: set[int] = set()
-        self.agreed: list[int] = []
+        self.agreed: list[int] = []     # seats whose good checkpoint signature I hold
+        self.cert: list[bytes] = []     # and those envelopes, in the same order
         self.faces: tuple[int, ...] = ()
         self.facts: list[Fact] = []
         self.forwards: list[tuple[int, int]] = []  # (token, to table seat) still to send
@@ -290,6 +297,7 @@ class TableNode:
         if identity.public not in self.members:
             raise ValueError(f"{identity.public.fingerprint} is not a member of the table")
         self.me = self.members.index(identity.public)
+        self._index = {member: i for i, member in enumerate(self.members)}
         self.strict = config.mode == "strict"
         self.transcript = Transcript(table=config.table_id, members=self.members,
                                      kinds=msg.KINDS)
@@ -320,17 +328,20 @@ class TableNode:
         self.timed_decisions: list[tuple[int, int, int]] = []
         """(hand, seat, step) of every decision the table gave its default."""
         self.rewinds = 0
+        """Late decisions this node had taken and took back (see _give_default)."""
         self.watchers: list[Callable[[str], None]] = []
         """Called after each ``"hand"`` dealt, ``"fact"`` applied, and hand ended
         (``"commit"`` or ``"void"``: see :attr:`outcomes`); for a screen. A watcher must not
         call back into the node."""
         self.record_events = False
         """Keep the game's events (narration) from the next deal on."""
-        """Late decisions this node had taken and took back (see _give_default)."""
         self.dropped = 0
         """Transport input ignored: bytes that are no valid envelope or sync."""
         self.sent_envelopes = 0
         self.sent_bytes = 0
+        self._now = 0.0  # the time of the input being handled (start, receive, wake)
+        self._held_at: dict[tuple[int, int], float] = {}  # (member, seq) -> taken in at
+        self._certs: dict[int, tuple[bytes, ...]] = {}    # hand -> its checkpoint wires
 
     # ------------------------------------------------------------------ io.Node
 
@@ -368,32 +379,55 @@ class TableNode:
         self._voted.add((hand, step))
 
     def start(self, now: float) -> Sequence[Output]:
+        self._now = now
         out: list[Output] = []
         self._pump(out)
         out.append(WakeAt(now + self.timing.sync_interval))
         return out
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        self._now = now
         out: list[Output] = []
         data = bytes(data)
         if data.startswith(gapfill.PREFIX):
             try:
-                heads = gapfill.decode_sync(data, len(self.members))
+                sync = gapfill.decode_sync(data, len(self.members))
             except RemoteProtocolError:
                 self.dropped += 1
                 return out
-            out += [Send(wire, to=sender) for wire in gapfill.reply(self.transcript, heads)]
-            if any(h > s for h, s in zip(heads, self.transcript.heads().heads, strict=True)):
-                out.append(Send(gapfill.encode_sync(self.transcript.heads().heads), to=sender))
+            out += [Send(wire, to=sender)
+                    for wire in gapfill.reply(self.transcript, sync.heads, self._fresh)]
+            if sync.open is not None:
+                out += [Send(wire, to=sender) for wire in self._certs.get(sync.open, ())]
+            if any(h > s for h, s in zip(sync.heads, self.transcript.heads().heads,
+                                         strict=True)):
+                out.append(Send(self.sync_message(), to=sender))
             return out
         self._accept(data)
         self._pump(out)
         return out
 
+    def sync_message(self) -> bytes:
+        """What this node holds, and the hand it has not ended yet (II.10)."""
+        hand = self.hand
+        open_hand = (hand.number if hand is not None and self.stage != Stage.DONE
+                     and hand.number not in self._voided else None)
+        return gapfill.encode_sync(self.transcript.heads().heads, open_hand)
+
+    def _fresh(self, member: int, seq: int) -> bool:
+        """Taken in less than a sync interval ago: a peer that lacks it may only not have
+        it yet (II.10)."""
+        at = self._held_at.get((member, seq))
+        return at is not None and self._now - at < self.timing.sync_interval
+
     def wake(self, now: float) -> Sequence[Output]:
+        self._now = now
+        if self._held_at:
+            old = self._now - self.timing.sync_interval
+            self._held_at = {k: t for k, t in self._held_at.items() if t > old}
         if self.done:
             return []
-        out: list[Output] = [Send(gapfill.encode_sync(self.transcript.heads().heads)),
+        out: list[Output] = [Send(self.sync_message()),
                              WakeAt(now + self.timing.sync_interval)]
         hand = self.hand
         if hand is not None and hand.me is not None and self.view is not None:
@@ -490,13 +524,47 @@ class TableNode:
         except RemoteProtocolError:
             self.dropped += 1
             return
+        self._took(events)
+
+    def _took(self, events: Sequence[TranscriptEvent]) -> None:
         self._version += 1
         for event in events:
-            if isinstance(event, Equivocated):
-                author = self.members.index(event.author)
+            if isinstance(event, Accepted):
+                self._held_at[(self._index[event.envelope.author], event.envelope.seq)] = (
+                    self._now)
+            elif isinstance(event, Equivocated):
+                author = self._index[event.author]
                 self._fault(FaultKind.EQUIVOCATION, self._seat(author),
                             f"{event.author.fingerprint} signed two envelopes for one slot",
                             event.evidence.to_bytes())
+                self._forked_checkpoint(author, event.evidence)
+
+    def _forked_checkpoint(self, m: int, fork: Equivocation) -> None:
+        """A holder signed two envelopes for one slot, and one of them is a good signature
+        of this hand's checkpoint: it agreed to the hand. Nodes that took either branch
+        then decide alike (a hand counts once every holder's good signature is known, II.7);
+        the fork itself costs its author the next hand (II.11)."""
+        hand = self.hand
+        if hand is None or hand.checkpoint is None or self.stage != Stage.CHECKPOINT:
+            return
+        index = hand.protocol_seat(self.seat_of[m])
+        if index is None or self.seat_of[m] in hand.agreed:
+            return
+        for wire in (fork.first, fork.second):
+            try:
+                env = decode(wire, table=self.config.table_id, members=self.members,
+                             kinds=msg.KINDS)
+                if env.kind != msg.CHECKPOINT or env.body.get("hand") != hand.number:
+                    continue
+                sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
+                                          evidence=wire)
+                hand.checkpoint.verify_signature(self.members[m], sig, evidence=wire)
+            except RemoteProtocolError:
+                continue
+            hand.signed.add(index)
+            hand.agreed.append(self.seat_of[m])
+            hand.cert.append(wire)
+            return
 
     def _seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
@@ -564,8 +632,7 @@ class TableNode:
         seq, prev = self.transcript.next_slot(self.identity.public)
         env = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
                             kind=kind, body=body)
-        self.transcript.receive(env.wire)
-        self._version += 1
+        self._took(self.transcript.receive_own(env))
         self.sent_envelopes += 1
         self.sent_bytes += len(env.wire)
         out.append(Send(env.wire))
@@ -1382,7 +1449,10 @@ class TableNode:
                         f"not a signature of our checkpoint: {exc}", env.wire, force=True)
             return
         hand.agreed.append(self.seat_of[m])
-        if len(hand.agreed) == len(hand.holders) and not hand.voiding:
+        hand.cert.append(env.wire)
+        if len(hand.agreed) == len(hand.holders):
+            # Even in a void round: a holder's accuse after its signature counts only
+            # against a checkpoint signature, and a good one of every holder is known.
             self._commit()
 
     # accusations and voiding (docs/protocol.md II.11.1)
@@ -1772,6 +1842,9 @@ class TableNode:
         view = self.view
         if hand is None or hand.number in self._voided:
             return
+        if self.stage == Stage.CHECKPOINT and len(hand.agreed) == len(hand.holders):
+            self._commit()  # the last good signature came with a fork (_forked_checkpoint)
+            return
         self._scan(hand)
         self._timeouts(hand)
         if not hand.voiding:
@@ -1860,6 +1933,10 @@ class TableNode:
             dealt=game.result.dealt if game.result is not None else (),
         ))
         self._prev = hand.checkpoint.id
+        # Kept for peers still in this hand: one may hold another envelope of a signer's
+        # (a fork) and wait for the good one to decide as we did (gap fill, II.10).
+        self._certs[hand.number] = tuple(hand.cert)
+        self._certs.pop(hand.number - _CERTS_KEPT, None)
         self._tell("commit")
         self._next_hand()
 
@@ -2124,6 +2201,9 @@ class TableNode:
         if d.buyin(sv) and sv.chips >= sv.price:
             return BuyIn(seat)
         return Decline(seat)
+
+
+_CERTS_KEPT: Final = 4  # hands whose checkpoint envelopes a node keeps to send on
 
 
 def _u(value: int) -> bytes:

@@ -22,7 +22,9 @@ from protocol.group import counters
 from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 
-__all__ = ["SimTable", "TableRun", "build_table"]
+__all__ = ["HAND_CAP", "SimTable", "TableRun", "build_table"]
+
+HAND_CAP = 1000
 
 DeciderFactory = Callable[[int], Decider]
 
@@ -43,6 +45,8 @@ class TableRun:
     """Indices (in ``nodes``) of the misbehaving peers."""
     max_hands: int | None = None
     """The run stopped once every honest node had this many hands (some may have more)."""
+    unfinished: bool = False
+    """Stopped at :data:`HAND_CAP` hands with the game still on (see :meth:`SimTable.run`)."""
 
     @property
     def honest(self) -> list[TableNode]:
@@ -74,7 +78,8 @@ class TableRun:
             "hands": [o.to_json() for o in node.outcomes[:self.max_hands]],
             "honest_agree": self.honest_agree,
             "stats": {"bytes": self.bytes, "envelopes": self.envelopes,
-                      "scalar_mults": self.scalar_mults, "wall_s": round(self.wall_s, 3)},
+                      "scalar_mults": self.scalar_mults, "unfinished": self.unfinished,
+                      "wall_s": round(self.wall_s, 3)},
             "winner": winner,
         }
 
@@ -99,10 +104,16 @@ class SimTable:
         return [by_member[member] for member in start.seats]
 
     def run(self, *, until: float = 36000.0, max_hands: int | None = None,
-            on_hand: Callable[[HandOutcome], None] | None = None) -> TableRun:
+            on_hand: Callable[[HandOutcome], None] | None = None,
+            hand_cap: int = HAND_CAP) -> TableRun:
         """Run until every node is done (or ``max_hands`` are committed everywhere), or
         the virtual clock reaches ``until``. ``on_hand`` sees each hand the first node
-        commits."""
+        commits. Without ``max_hands`` a run stops after ``hand_cap`` hands: players who
+        agree to every redeal never finish, and with no network delay the virtual clock
+        never reaches ``until``."""
+        capped = max_hands is None
+        if max_hands is None:
+            max_hands = hand_cap
         reported = 0
         honest = [n for i, n in enumerate(self.nodes) if i not in self.byzantine]
 
@@ -120,11 +131,14 @@ class SimTable:
         start = time.perf_counter()
         stop = self.network.run(until=until, stop=finished)
         wall = time.perf_counter() - start
+        done = all(n.done for n in honest)
         return TableRun(
             nodes=self.nodes, stop=stop, wall_s=wall, scalar_mults=counters.scalar_mults,
             envelopes=sum(n.sent_envelopes for n in self.nodes),
             bytes=sum(n.sent_bytes for n in self.nodes),
-            virtual_s=self.network.now, byzantine=self.byzantine, max_hands=max_hands,
+            virtual_s=self.network.now, byzantine=self.byzantine,
+            max_hands=None if capped and done else max_hands,
+            unfinished=capped and not done,
         )
 
 

@@ -29,6 +29,7 @@ class Gossip:
         self.unacked = {(peer, n) for peer in self.peers for n in range(count)}
         self.first_seen: dict[tuple[str, int], float] = {}
         self.copies = 0
+        self.acks: dict[tuple[str, int], int] = {}  # (origin, number) -> acks received
         self.garbage = 0
         self.started: float | None = None
 
@@ -45,6 +46,7 @@ class Gossip:
             return []
         if kind == "A":
             self.unacked.discard((sender, n))
+            self.acks[(origin, n)] = self.acks.get((origin, n), 0) + 1
             return []
         self.copies += 1
         self.first_seen.setdefault((origin, n), now)

@@ -141,14 +141,15 @@ def test_peers_exchange_over_mosquitto(mosquitto: Broker, protocol: str,
             names = {p.transport.name for p in peers}
             for p in peers:
                 assert p.transport.online == names - {p.transport.name}
-            # A broadcast reaches the others once each, never its sender.
-            before = [p.driver.received for p in peers]
+            # A broadcast reaches the others, never its sender.
             peers[0].transport.send(None, b"M|all|1")
             await until(lambda: all(("all", 1) in p.node.first_seen for p in peers[1:]), 5,
                         "broadcast")
             await asyncio.sleep(0.2)
             assert ("all", 1) not in peers[0].node.first_seen
-            assert peers[0].driver.received == before[0] + 2  # the two acks
+            # Both others acked it. (The sender's whole input is not counted: QoS 1 is at
+            # least once, and under load the broker re-sends earlier messages.)
+            assert peers[0].node.acks.get(("all", 1), 0) >= 2
 
     run(main())
     version = "5" if protocol == "auto" else "3.1.1"

@@ -123,6 +123,32 @@ def test_a_byte_duplicate_is_not_decoded_again(monkeypatch: pytest.MonkeyPatch) 
     assert t.duplicates == 2
 
 
+def test_an_own_envelope_is_taken_without_a_second_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import protocol.transcript as transcript_module
+
+    t = _fresh()
+    calls: list[bytes] = []
+    monkeypatch.setattr(transcript_module, "decode",
+                        lambda data, **_kw: calls.append(data))  # never reached
+    a1, a2, a3, _ = CHAINS[0]
+    assert t.receive_own(a1) == [Accepted(a1)]
+    assert t.receive_own(a3) == [Buffered(MEMBERS[0], 3)]
+    assert t.receive_own(a2) == [Accepted(a2), Accepted(a3)]
+    assert t.receive_own(a2) == []
+    assert calls == []
+    assert t.duplicates == 1
+    # The same chain rules as for anyone's: a second envelope for a slot is a fork.
+    other = _chain(PEOPLE[0], 1, tag="other")[0]
+    assert [type(e) for e in t.receive_own(other)] == [Equivocated]
+    # Only this table's members and kinds.
+    for env in (_chain(OUTSIDER, 1)[0], _chain(PEOPLE[1], 1, table=b"table-U")[0],
+                Envelope.seal(PEOPLE[1], table=TABLE, seq=1, prev=ZERO_HASH, kind="other",
+                              body={})):
+        with pytest.raises(LocalProtocolError):
+            t.receive_own(env)
+
+
 def test_a_second_signature_over_the_same_content_is_a_duplicate_not_a_fork() -> None:
     # Ed25519 lets a signer make many signatures on one message; the id does not
     # cover the signature, so this is the same envelope.

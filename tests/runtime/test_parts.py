@@ -77,11 +77,13 @@ def test_gap_fill_round_trip_and_reply() -> None:
     table.run(max_hands=1)
     node = table.nodes[0]
     heads = node.transcript.heads().heads
-    assert gapfill.decode_sync(gapfill.encode_sync(heads), 3) == heads
+    assert gapfill.decode_sync(gapfill.encode_sync(heads), 3) == gapfill.Sync(heads)
+    assert gapfill.decode_sync(gapfill.encode_sync(heads, 4), 3) == gapfill.Sync(heads, 4)
     wires = gapfill.reply(node.transcript, (0, 0, 0))
     assert len(wires) == min(gapfill.MAX_REPLY, sum(heads))
     assert gapfill.reply(node.transcript, heads) == []
-    for bad in (b"S", b"S{}", b'S{"heads":[1]}', b'S{"heads":[-1,0,0]}', b"X"):
+    for bad in (b"S", b"S{}", b'S{"heads":[1]}', b'S{"heads":[-1,0,0]}', b"X",
+                b'S{"heads":[0,0,0],"open":0}', b'S{"heads":[0,0,0],"x":1}'):
         with pytest.raises(InvalidEncoding):
             gapfill.decode_sync(bad, 3)
 

@@ -120,3 +120,23 @@ def test_a_kille_given_away_is_opened_publicly() -> None:
     run = build_table(5, seed=8, chips=3, deciders=lambda _i: Restless()).run(max_hands=2)
     _check_honest(run)
     assert "Disclosure:kille" in _kinds(run)
+
+
+def test_players_who_agree_to_every_redeal_stop_at_the_hand_cap() -> None:
+    # bytes-kille's "Fråge-Kille": with three left, each seat asks for a redeal and every
+    # seat agrees, so the game never ends, and with no delay the virtual clock stands at 0.
+    from tests.runtime.bots import Restless
+
+    run = build_table(3, seed=1, ruleset="bytes-kille",
+                      deciders=lambda _i: Restless()).run(hand_cap=12)
+    assert run.unfinished
+    assert run.honest_agree
+    assert run.stop is StopReason.STOPPED
+    hands = run.honest[0].outcomes
+    assert len(hands) >= 12
+    assert [o.died for o in hands[-3:]] == [[], [], []], "redealt: nobody died"
+    doc = run.document()
+    assert doc["winner"] is None
+    assert doc["stats"]["unfinished"] is True  # type: ignore[index]
+    # A game that ends under the cap is not marked.
+    assert not build_table(3, seed=1).run(hand_cap=500).unfinished
