@@ -84,6 +84,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
 }
 MAX_SEATS: Final = 64
 MAX_ENTRIES: Final = 64
+# An accuse discloses its author's deal boxes and the forwards it sealed (a box per share
+# of the card): with 38 holders, 37 + 2 x 37 entries of about 230 bytes, ~26 kB.
+MAX_DISCLOSED: Final = 160
 MAX_EVIDENCE: Final = 3 * 65536
 MAX_REASON: Final = 200
 _REASON: Final = re.compile(f"[ -~]{{0,{MAX_REASON}}}")
@@ -159,12 +162,13 @@ def _seat(obj: Mapping[str, object], key: str, evidence: bytes, *, null: bool = 
     return canonical.get_int(obj, key, lo=0, hi=MAX_SEATS - 1, what="entry", evidence=evidence)
 
 
-def _entries(body: Mapping[str, object], key: str, evidence: bytes) -> list[JsonObject]:
+def _entries(body: Mapping[str, object], key: str, evidence: bytes,
+             limit: int = MAX_ENTRIES) -> list[JsonObject]:
     if key not in body:
         raise InvalidEncoding(f"body has no {key}", evidence=evidence)
     raw = canonical.get_list(body, key, what="body", evidence=evidence)
-    if len(raw) > MAX_ENTRIES or not all(isinstance(e, dict) for e in raw):
-        raise InvalidEncoding(f"{key}: a list of at most {MAX_ENTRIES} objects",
+    if len(raw) > limit or not all(isinstance(e, dict) for e in raw):
+        raise InvalidEncoding(f"{key}: a list of at most {limit} objects",
                               evidence=evidence)
     return [e for e in raw if isinstance(e, dict)]
 
@@ -222,7 +226,7 @@ def get_disclosed(body: Mapping[str, object], evidence: bytes
     ephemeral private key or ``None``) per share its author opens, to answer a dispute
     over a box it sealed (with the key) or to prove a card (without)."""
     out = []
-    for e in _entries(body, "disclosed", evidence):
+    for e in _entries(body, "disclosed", evidence, MAX_DISCLOSED):
         keys = ("by", "for", "share", "token")
         canonical.require_keys(e, (*keys, "key") if "key" in e else keys, what="disclosed",
                                evidence=evidence)

@@ -1623,6 +1623,11 @@ class TableNode:
         disclosed = msg.get_disclosed(env.body, env.wire)
         if any(key is None for _, _, key in disclosed):
             raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a disclosed box without its key")
+        sealed = self._sealed_by(m, hand.number)
+        if any((t, e.sender, e.recipient) not in sealed for t, e, _ in disclosed):
+            # Only its own boxes: a full list of made-up ones would leave a dispute over
+            # a forward it left out unproven (see _dispute).
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "discloses a box it did not seal")
         # Everything parsed before any state changes: a malformed accuse counts for nothing.
         opened = msg.get_opened(env.body, env.wire)
         parts = msg.get_parts(env.body, env.wire)
@@ -1648,21 +1653,45 @@ class TableNode:
         hand.voiding = True
 
     def _disclosures(self, hand: _Hand) -> list[JsonValue]:
-        """Every box of my deal, and every share I forwarded to a seat that says one of my
-        sealed shares was bad, with each box's one-time key. The deal's are disclosed
-        whoever accused (each is one share of another's card: the card stays hidden while
-        its holder keeps its own share), so an accusation made after my accuse still
-        finds its answer there."""
-        accusers = {hand.holders[k] for k, accs in hand.accuses.items()
-                    if any(a.accused == self.my_seat and a.kind in _SEALED for a in accs)}
+        """The boxes I sealed in this hand that a key holder may dispute, with each box's
+        one-time key, so every dispute finds its answer in my one accuse, however late
+        it is raised (docs/protocol.md II.11.1): every box of my deal (each is one share
+        of another's card, which stays hidden while its holder keeps its own share), and
+        every forward to a holder, unless that holder's accuse is in and does not accuse
+        me. First the forwards to my accusers, then the deal, then the other forwards."""
+        me = self.my_seat
+        accusers: set[int] = set()
+        quiet: set[int] = set()
+        for k, accs in hand.accuses.items():
+            accuses_me = any(a.accused == me and a.kind in _SEALED for a in accs)
+            (accusers if accuses_me else quiet).add(hand.holders[k])
+
+        def rank(slot: tuple[int, int, int | None, int]) -> int:
+            return 1 if slot in hand.deal_boxes else 0 if slot[3] in accusers else 2
+
+        slots = [slot for slot in hand.plain if slot in hand.deal_boxes or (
+            slot[3] not in quiet and hand.protocol_seat(slot[3]) is not None)]
+        slots.sort(key=lambda sl: (rank(sl), sl[3], sl[0], sl[1]))
         out: list[JsonValue] = [
-                {"by": sender, "for": recipient,
-                 "key": canonical.b64encode(hand.box_keys[(token, sender, recipient, to)]),
-                 "share": canonical.b64encode(plain), "token": token}
-                for (token, sender, recipient, to), plain in sorted(
-                    hand.plain.items(), key=lambda kv: (kv[0][3], kv[0][0], kv[0][1]))
-                if to in accusers or (token, sender, recipient, to) in hand.deal_boxes]
-        return out[:msg.MAX_ENTRIES]
+            {"by": sender, "for": recipient,
+             "key": canonical.b64encode(hand.box_keys[(token, sender, recipient, to)]),
+             "share": canonical.b64encode(hand.plain[(token, sender, recipient, to)]),
+             "token": token}
+            for token, sender, recipient, to in slots]
+        return out[:msg.MAX_DISCLOSED]
+
+    def _sealed_by(self, m: int, number: int) -> set[tuple[int, int, int | None]]:
+        """(token, maker, context recipient) of every box in member ``m``'s deal and
+        forwards of hand ``number`` (they precede its accuse in its chain)."""
+        out: set[tuple[int, int, int | None]] = set()
+        for env in self.transcript.chain(self.members[m]):
+            if env.kind in (msg.DEAL, msg.FORWARD) and env.body.get("hand") == number:
+                try:
+                    out.update((b.token, b.sender, b.recipient)
+                               for b in msg.get_boxes(env.body, env.wire))
+                except RemoteProtocolError:
+                    continue  # malformed: blamed when it was consumed
+        return out
 
     def _dispute(self, accuser: int, acc: msg.Accusation, env: Envelope) -> bool | str | None:
         """A sealed share the accuser says was bad: the accused must have disclosed, in
@@ -1694,27 +1723,41 @@ class TableNode:
                 f.kind == FaultKind.EQUIVOCATION and f.seat == acc.accused
                 and f.hand == hand.number for f in self.faults)
             return True if gone else _PENDING
-        opened = {(t, e.sender, e.recipient): (e.share, key)
-                  for t, e, key in hand.disclosed[sealer]}
+        # A slot can have been sealed twice (a card forwarded, returned and forwarded
+        # again): a box is answered if any disclosed entry of its slot opens it.
+        opened: dict[tuple[int, int, int | None], list[tuple[bytes, bytes | None]]] = {}
+        for t, e, key in hand.disclosed[sealer]:
+            opened.setdefault((t, e.sender, e.recipient), []).append((e.share, key))
         delivery = self.config.members[self.member_of[accuser]].delivery
+        full = len(hand.disclosed[sealer]) >= msg.MAX_DISCLOSED
         for box in boxes:
-            plain, key = opened.get((box.token, box.sender, box.recipient), (None, None))
-            if plain is None and env.kind == msg.FORWARD:
-                # A forward is disclosed only to answer an accusation of it, and the
-                # accusation may have come after the sealer's accuse: not proof.
-                return None
-            if plain is None or key is None or not (0 <= box.token < len(hand.final)
-                                                    and 0 <= box.sender < len(hand.holders)):
+            found = opened.get((box.token, box.sender, box.recipient), [])
+            if not found and env.kind == msg.FORWARD and full:
+                return None  # left out for room (only at the largest tables): not proof
+            if not found or not (0 <= box.token < len(hand.final)
+                                 and 0 <= box.sender < len(hand.holders)):
                 return True
             ctx = RevealContext(hand.ctx, box.token, box.sender, box.recipient)
-            try:
-                if open_disclosed(key, delivery, ctx.header(), box.box) != plain:
-                    return True
-                check_disclosed_share(ctx, plain, box.digest, hand.joint.share_of(box.sender),
-                                      hand.final[box.token], sealer=sealer)
-            except RemoteProtocolError:
+            if not any(self._box_holds(ctx, box, delivery, plain, key, hand.joint, sealer)
+                       for plain, key in found):
                 return True
         return False
+
+    def _box_holds(self, ctx: RevealContext, box: msg.BoxEntry, delivery: bytes,
+                   plain: bytes, key: bytes | None, joint: JointKey, sealer: int) -> bool:
+        """The box opens with ``key`` to ``plain``, a good share of its slot."""
+        hand = self.hand
+        assert hand is not None
+        if key is None:
+            return False
+        try:
+            if open_disclosed(key, delivery, ctx.header(), box.box) != plain:
+                return False
+            check_disclosed_share(ctx, plain, box.digest, joint.share_of(box.sender),
+                                  hand.final[box.token], sealer=sealer)
+        except RemoteProtocolError:
+            return False
+        return True
 
     def _check(self, accuser: int, acc: msg.Accusation) -> bool | str | None:
         """Is ``acc`` proven (True), provably false (False), or not decidable from what

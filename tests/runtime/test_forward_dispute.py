@@ -1,0 +1,141 @@
+"""A dispute over a forward raised after the sealer's accuse is still decided
+(docs/protocol.md II.11.1): every accuse discloses the forwards its author sealed to
+key holders that may still dispute them, so a recipient that lies about a good box
+is blamed however it times its accusation, and a sealer that garbled one is blamed."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.io import Output, Send
+from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.sim.table import TableRun, build_table
+from protocol import canonical
+from protocol.envelope import Envelope
+from tests.runtime.bots import Restless
+from tests.runtime.helpers import misbehave
+
+LIAR = 1  # seat P2
+
+
+class LateFalseDispute(TableNode):
+    """Once a forward to it has been consumed, says that forward's first box was bad (it
+    was good) and sends that accuse to everyone but the sealer: the others join the void
+    round at once, so the sealer writes its own accuse before it learns of the dispute."""
+
+    names_by_seat: ClassVar[dict[int, str]] = {}
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if hand is not None and hand.me is not None and self.stage >= Stage.PLAY:
+            for m, member in enumerate(self.members):
+                fwd = next((e for e in self.transcript.chain(member)[:self._consumed[m]]
+                            if e.kind == msg.FORWARD and e.body.get("hand") == hand.number
+                            and e.body.get("to") == self.my_seat), None)
+                if fwd is None or not self._once("late-dispute"):
+                    continue
+                sealer = self.seat_of[m]
+                accusation = msg.Accusation(sealer, FaultKind.BAD_SEAL.value,
+                                            "the box does not open", fwd.wire)
+                at = len(out)
+                self._emit(out, msg.ACCUSE, {"accusations": [accusation.to_json()],
+                                             "disclosed": self._disclosures(hand),
+                                             "hand": hand.number})
+                sent = out.pop(at)
+                assert isinstance(sent, Send)
+                out += [Send(sent.data, to=name) for seat, name in self.names_by_seat.items()
+                        if seat not in (sealer, self.my_seat)]
+                return True
+        return super()._act(out)
+
+
+def _run(seed: int, peers: int = 4) -> TableRun:
+    table = build_table(peers, seed=seed, chips=3, deciders=lambda _i: Restless())
+    liar = misbehave(table, LIAR, LateFalseDispute)
+    names = {seat: table.nodes[index].name for seat, index in enumerate(table.seats())}
+    liar.__class__ = type("Liar", (LateFalseDispute,), {"names_by_seat": names})
+    return table.run(until=3600.0, max_hands=3)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_false_dispute_of_a_forward_raised_late_blames_the_accuser(seed: int) -> None:
+    run = _run(seed)
+    assert run.honest_agree
+    voided = [o for o in run.honest[0].outcomes if o.voided]
+    assert voided, "the dispute stopped a hand"
+    first = voided[0]
+    assert first.eliminated == ["P2"], first.accusations
+    dispute = [a for a in first.accusations if a["by"] == "P2"]
+    assert [a["verdict"] for a in dispute] == ["false"]
+    # The sealer wrote its accuse before it took the liar's: it cites another's.
+    node = run.honest[0]
+    sealer = node.names.index(str(dispute[0]["accused"]))
+
+    def accuse_of(seat: int) -> Envelope:
+        return next(e for e in node.transcript.chain(node.members[node.member_of[seat]])
+                    if e.kind == msg.ACCUSE and e.body.get("hand") == first.hand)
+
+    cause = accuse_of(sealer).body.get("cause")
+    assert cause is not None
+    assert cause != canonical.b64encode(accuse_of(LIAR).id)
+
+
+class GarbleAndHide(TableNode):
+    """Garbles the first box of its first forward, and accuses (nothing) right after it
+    without disclosing that forward, before its recipient can dispute the box."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if kind != msg.FORWARD or hand is None or not self._once("garble"):
+            super()._emit(out, kind, body)
+            return
+        boxes = [dict(b) for b in body["boxes"]]  # type: ignore[attr-defined]
+        boxes[0]["box"] = canonical.b64encode(bytes(80))
+        super()._emit(out, kind, {**body, "boxes": boxes})
+        super()._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": [],
+                                        "hand": hand.number})
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_forward_left_out_of_its_sealers_accuse_is_proven_bad(seed: int) -> None:
+    table = build_table(4, seed=seed, chips=3, deciders=lambda _i: Restless())
+    misbehave(table, LIAR, GarbleAndHide)
+    run = table.run(until=3600.0, max_hands=3)
+    assert run.honest_agree
+    first = next(o for o in run.honest[0].outcomes if o.voided)
+    assert first.eliminated == ["P2"]
+    disputes = [a for a in first.accusations if a["accused"] == "P2"]
+    assert disputes
+    assert {a["kind"] for a in disputes} <= {FaultKind.BAD_SEAL.value,
+                                             FaultKind.BAD_SHARE.value}
+    assert {a["verdict"] for a in disputes} == {"proven"}
+
+
+class Padder(TableNode):
+    """Accuses (nothing) with a disclosed entry that is no box it sealed."""
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.me is not None and self.stage >= Stage.PLAY
+                and self._once("pad")):
+            fake = {"by": self.my_seat, "for": 0, "key": canonical.b64encode(bytes(32)),
+                    "share": canonical.b64encode(bytes(96)), "token": 41}
+            self._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": [fake],
+                                         "hand": hand.number})
+            return True
+        return super()._act(out)
+
+
+def test_an_accuse_that_discloses_a_box_its_author_did_not_seal_is_blamed() -> None:
+    table = build_table(4, seed=3, chips=3)
+    misbehave(table, LIAR, Padder)
+    run = table.run(until=3600.0, max_hands=2)
+    assert run.honest_agree
+    first = next(o for o in run.honest[0].outcomes if o.voided)
+    assert first.eliminated == ["P2"]
+    assert any(a["accused"] == "P2" and a["kind"] == FaultKind.MALFORMED.value
+               and a["verdict"] == "proven" for a in first.accusations), first.accusations
