@@ -204,6 +204,7 @@ class Game:
         "draw_index",
         "events",
         "expect_seat",
+        "expelled",
         "fact_count",
         "forhand",
         "hand_no",
@@ -274,6 +275,7 @@ class Game:
         self.in_game = [True] * n
         self.n_in = n
         self.buybacks = [0] * n
+        self.expelled = [False] * n  # removed for a fault: never back (sale, buy-back)
         self.dealer = dealer
         self.winner: int | None = None
         self.hand_no = 0
@@ -352,7 +354,8 @@ class Game:
         if self.phase != _TURN or not self.options.card_selling or self.pre_done:
             return []
         seller = self.order[self.turn]
-        buyers = [s for s in range(len(self.names)) if not self.in_game[s]]
+        buyers = [s for s in range(len(self.names))
+                  if not self.in_game[s] and not self.expelled[s]]
         if self.n_in == 2:
             buyers += [
                 self.order[p]
@@ -405,6 +408,7 @@ class Game:
             raise InvalidSetupError(f"expel {seat}: only between hands ({self.describe()})")
         if type(seat) is not int or not 0 <= seat < len(self.names):
             raise InvalidSetupError(f"expel: no seat {seat!r}")
+        self.expelled[seat] = True
         if not self.in_game[seat]:
             return
         self.in_game[seat] = False
@@ -882,13 +886,14 @@ def _end_hand(g: Game) -> None:
     ring = [(g.forhand + k) % n_seats for k in range(n_seats)]
     queue: list[tuple[int, int]] = []
     if opts.two_left_buyin and g.n_in == 2:
-        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s]]
+        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and not g.expelled[s]]
     elif g.n_in > opts.buybacks_close_at:
         limit = opts.buyback_limit
         if opts.buyback_timing is BuybackTiming.IMMEDIATE:
             candidates = set(g.died)
         else:
             candidates = {s for s in ring if not in_game[s]}
+        candidates -= {s for s in ring if g.expelled[s]}
         queue = [
             (s, _REGULAR)
             for s in ring

@@ -69,7 +69,7 @@ from protocol.deck import (
 from protocol.domain import hash32, hash64
 from protocol.envelope import ZERO_HASH, Envelope, decode
 from protocol.errors import ProtocolError, RemoteProtocolError
-from protocol.group import Point, Scalar
+from protocol.group import Point, Scalar, Workers
 from protocol.identity import Identity
 from protocol.keys import (
     DeliveryKeyPair,
@@ -212,6 +212,7 @@ class _Hand:
         self.signed: set[int] = set()
         self.agreed: list[int] = []     # seats whose good checkpoint signature I hold
         self.cert: list[bytes] = []     # and those envelopes, in the same order
+        self.forked_good: set[int] = set()  # holders whose good one came with a fork
         self.faces: tuple[int, ...] = ()
         self.facts: list[Fact] = []
         self.forwards: list[tuple[int, int]] = []  # (token, to table seat) still to send
@@ -333,6 +334,9 @@ class TableNode:
         """Called after each ``"hand"`` dealt, ``"fact"`` applied, and hand ended
         (``"commit"`` or ``"void"``: see :attr:`outcomes`); for a screen. A watcher must not
         call back into the node."""
+        self.workers: Workers | None = None
+        """Threads for the large sums of multiplications (shuffles and their proofs):
+        results are the same with or without; a strict table checks ~550 per proof."""
         self.record_events = False
         """Keep the game's events (narration) from the next deal on."""
         self.dropped = 0
@@ -562,6 +566,7 @@ class TableNode:
             except RemoteProtocolError:
                 continue
             hand.signed.add(index)
+            hand.forked_good.add(index)
             hand.agreed.append(self.seat_of[m])
             hand.cert.append(wire)
             return
@@ -923,7 +928,7 @@ class TableNode:
         if not todo or hand.joint is None:
             return
         try:
-            verify_shuffles(hand.joint.public, [st for st, _ in todo])
+            verify_shuffles(hand.joint.public, [st for st, _ in todo], workers=self.workers)
         except BadShuffleProof as exc:
             bad = next((wire for st, wire in todo if st.context.step == exc.step), None)
             if exc.step is None or bad is None:  # pragma: no cover - each proof alone passed
@@ -1041,7 +1046,10 @@ class TableNode:
             if wire is not None and shares:
                 evidence = wire
                 if not any(t == token for t, _ in hand.exposed):
-                    hand.exposed += [(token, msg.ShareEntry(sh.context.sender, None,
+                    # Each share with its own context: a shown card's shares were made
+                    # for their sealed recipients, not for a public open.
+                    hand.exposed += [(token, msg.ShareEntry(sh.context.sender,
+                                                            sh.context.recipient,
                                                             sh.to_bytes())) for sh in shares]
         self._fault(FaultKind.FALSE_FACT, found.seat, found.describe(self.names), evidence)
 
@@ -1049,6 +1057,10 @@ class TableNode:
         """A public share of ``token`` from every key holder: the ones opened in public,
         or made from the revealed keys after the audit; empty if I cannot."""
         public = {sh.context.sender: sh for sh in hand.public if sh.context.slot == token}
+        if len(public) < len(hand.holders):
+            # A card shown by a seat without a key (a buyer): its shares came sealed.
+            for k, sh in hand.custody.get(token, {}).items():
+                public.setdefault(k, sh)
         if len(public) < len(hand.holders) and len(hand.secrets) == len(hand.holders):
             for k, secret in hand.secrets.items():
                 if k in public:
@@ -1435,6 +1447,8 @@ class TableNode:
         assert hand is not None
         assert hand.checkpoint is not None
         index = self._holder(m)
+        if index in hand.forked_good:
+            return  # the other branch of a fork whose good signature is counted already
         if index in hand.signed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second checkpoint signature")
         hand.signed.add(index)  # its one checkpoint of the hand, good or bad
@@ -1929,8 +1943,9 @@ class TableNode:
         view.game.restore(hand.snapshot)
         view.false_fact = None
         for seat in sorted(blamed):
-            view.game.expel(seat)
             self._expelled.add(seat)
+            if not view.game.over:  # the last seat left has won: nobody to expel from
+                view.game.expel(seat)
         game = view.game
         verdict_text = {True: "proven", False: "false", None: "unproven"}
         told: list[dict[str, object]] = [
@@ -2058,12 +2073,13 @@ class TableNode:
             prev = hand.steps[-1].deck if hand.steps else initial_deck(card_deck(),
                                                                        hand.joint.public)
             ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
-            step, witness = shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", n))
+            step, witness = shuffle_step(prev, hand.joint.public, ctx, self._rng("shuffle", n),
+                                         workers=self.workers)
             body = {"deck": canonical.b64encode(encode_deck(step.deck)), "hand": n,
                     "input": canonical.b64encode(deck_digest(prev))}
             if self.strict:
                 proof = prove_shuffle(ctx, hand.joint.public, prev, step.deck, witness,
-                                      self._rng("shuffle-proof", n))
+                                      self._rng("shuffle-proof", n), workers=self.workers)
                 body["proof"] = canonical.b64encode(proof.to_bytes())
             else:
                 self._witnesses[n] = witness

@@ -71,3 +71,37 @@ def test_expel_only_between_hands() -> None:
         game.expel(0)
     with pytest.raises(InvalidSetupError):
         _game().expel(9)
+
+
+def _after_offers(ruleset: str, n: int, expelled: int) -> list[int]:
+    """Expel a seat, play a hand where everyone keeps, and list the seats the buy-back
+    round then asks (each declines)."""
+    from p2pkille.engine.cards import Rank
+    from p2pkille.engine.facts import Decline, Showdown
+
+    game = Game(PRESETS[ruleset], [f"P{i + 1}" for i in range(n)], stake=1, chips=20)
+    game.expel(expelled)
+    assert game.expelled[expelled]
+    game.apply(Deal())
+    for seat in list(game.order):
+        game.apply(Keep(seat))
+    # A killing card (husar) is shown, so the lowest dies in every ruleset.
+    faces = (Rank.ONE, *[Rank.FIVE, Rank.SIX, Rank.SEVEN, Rank.EIGHT][:len(game.order) - 2],
+             Rank.HUSAR)
+    game.apply(Showdown(faces))
+    asked = []
+    while game.phase == Phase.AFTER:
+        assert game.expect_seat is not None
+        asked.append(game.expect_seat)
+        game.apply(Decline(game.expect_seat))
+    return asked
+
+
+@pytest.mark.parametrize(("ruleset", "n"), [("enkortskille", 6), ("bytes-kille", 6),
+                                            ("bytes-kille", 4)])
+def test_an_expelled_seat_is_never_offered_a_buy_back(ruleset: str, n: int) -> None:
+    # enkortskille and bytes-kille ask every seat out of the game (bytes-kille with two
+    # left: every starter, for twice the pot): an expelled cheater is not asked.
+    asked = _after_offers(ruleset, n, n - 1)
+    assert asked, "somebody was asked"
+    assert n - 1 not in asked

@@ -29,7 +29,8 @@ CHEATER = 1  # seat P2
 class SplitCheckpoint(TableNode):
     """In its first hand, sends its good checkpoint envelope only to the peers named in
     ``good``; the others get, for the same chain slot, ``other``: a checkpoint with a
-    signature of something else, or nothing at all."""
+    signature of something else (``bad-signature``), an accuse (``accuse``), or nothing
+    at all (``withhold``)."""
 
     good: ClassVar[frozenset[str]] = frozenset()
     other: ClassVar[str] = "bad-signature"
@@ -43,13 +44,18 @@ class SplitCheckpoint(TableNode):
         super()._emit(out, kind, body)
         sent = out.pop(at)
         assert isinstance(sent, Send)
-        fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                             kind=kind, body={**body, "sig": canonical.b64encode(
-                                 self.identity.sign("checkpoint", b"not our checkpoint"))})
+        if self.other == "accuse":
+            fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
+                                 prev=prev, kind=msg.ACCUSE, body={
+                                     "accusations": [], "disclosed": [], "hand": body["hand"]})
+        else:
+            fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
+                                 prev=prev, kind=kind, body={**body, "sig": canonical.b64encode(
+                                     self.identity.sign("checkpoint", b"not our checkpoint"))})
         for name in self.names_of_peers():
             if name in self.good:
                 out.append(Send(sent.data, to=name))
-            elif self.other == "bad-signature":
+            elif self.other != "withhold":
                 out.append(Send(fork.wire, to=name))
 
     def names_of_peers(self) -> list[str]:
@@ -94,6 +100,15 @@ def _check(run: TableRun) -> None:
 def test_a_checkpoint_signed_twice_for_one_slot_does_not_split_the_table(
         peers: int, seed: int, good: int) -> None:
     _check(_run(peers, seed, good, "bad-signature"))
+
+
+@pytest.mark.parametrize(("peers", "seed", "good"), [(4, 11, 1), (5, 12, 2), (5, 13, 3)])
+def test_a_checkpoint_forked_with_an_accuse_does_not_split_the_table(
+        peers: int, seed: int, good: int) -> None:
+    run = _run(peers, seed, good, "accuse")
+    assert run.honest_agree, "honest nodes reached different hands"
+    eliminated = [name for o in run.honest[0].outcomes for name in o.eliminated]
+    assert eliminated == ["P2"]
 
 
 @pytest.mark.parametrize(("seed", "faults"), [
