@@ -1,5 +1,5 @@
 """The peer runtime per hand: ``python -m bench.runtime [--peers 3,5,9,15,20] [--hands H]
-[--mode audit|strict]``.
+[--mode audit|strict] [--threads N]``.
 
 For each table size, N bot peers play in one process over the simulated network
 (no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). After the genesis,
@@ -34,6 +34,7 @@ import argparse
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -42,7 +43,7 @@ import rbcl
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import SimTable, build_table
-from protocol.group import counters
+from protocol.group import Workers, counters
 
 PHASES: Final = ("keys", "shuffle", "deal", "play", "audit", "checkpoint")
 PHASE_OF: Final = {
@@ -140,9 +141,11 @@ def _critical(meters: list[Meter]) -> dict[str, int]:
     return out
 
 
-def bench_table(peers: int, hands: int, seed: int, mode: str = "audit") -> list[HandFigures]:
+def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
+                workers: Workers | None = None) -> list[HandFigures]:
     ruleset = "wikipedia" if peers <= 15 else "enkortskille"
-    table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000, mode=mode)
+    table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000, mode=mode,
+                                  workers=workers)
     nodes = table.nodes
     net = table.network
     net.run(stop=lambda _: all(n.hand is not None for n in nodes))
@@ -180,10 +183,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hands", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mode", default="audit", choices=("audit", "strict"))
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for the large sums of multiplications (default 1)")
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error(f"--threads {args.threads}: at least 1")
+    pool = ThreadPoolExecutor(args.threads) if args.threads > 1 else None
+    workers = Workers(pool, args.threads) if pool is not None else None
     t_base, t_var, t_add = op_costs(1000)
-    print(f"{args.mode} tables; raw rbcl: base mult {t_base * 1e6:.1f} us, variable mult "
-          f"{t_var * 1e6:.1f} us, add {t_add * 1e6:.1f} us")
+    print(f"{args.mode} tables, {args.threads} thread(s); raw rbcl: base mult "
+          f"{t_base * 1e6:.1f} us, variable mult {t_var * 1e6:.1f} us, add "
+          f"{t_add * 1e6:.1f} us (floor: these costs on one thread)")
     head = (f"{'peers':>5} {'hand':>4} {'wall s':>7} {'cpu s':>7} {'base':>6} {'var':>6} "
             f"{'adds':>6} "
             f"{'env':>5} {'kbytes':>7} {'floor s':>7} {'w/floor':>7} {'c/floor':>7} | critical "
@@ -191,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
             + " ".join(f"{p}" for p in PHASES) + " = total (time)")
     print(head)
     for peers in (int(p) for p in args.peers.split(",")):
-        for f in bench_table(peers, args.hands, args.seed, args.mode):
+        for f in bench_table(peers, args.hands, args.seed, args.mode, workers):
             crit = " ".join(f"{f.critical[p]}" for p in PHASES)
             total = sum(f.critical.values())
             print(f"{f.peers:>5} {f.hand:>4} {f.wall:7.3f} {f.cpu:7.3f} {f.base:6d} {f.var:6d} "
@@ -200,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
                   f"{f.wall / f.floor if f.floor else 0:7.2f} "
                   f"{f.cpu / f.floor if f.floor else 0:7.2f} | {crit} = {total} "
                   f"(<= {total * t_var:.3f} s)", flush=True)
+    if pool is not None:
+        pool.shutdown()
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@ and CPU time are printed next to the anchor: libTMCG's poker test (9 players,
 52 cards, 2048-bit group, Groth's shuffle proofs) spent 2.3 s per process in its
 shuffle phase on this kind of machine.
 
-Part 3 notes what two threads give for the 9-peer checks (rbcl releases the
-GIL in part); protocol/ itself never uses threads.
+With ``--threads N`` (N > 1) parts 1 and 2 run twice, on one thread and with
+``protocol.group.Workers`` of a pool of N threads (rbcl releases the GIL, so a
+large sum's chunks run side by side), and print both; part 3 then prices a bare
+``mult_sum`` of 2,000 terms both ways and, for comparison, 72 whole checks
+spread over the pool (one check per thread instead of one check split).
 No pass/fail: it prints tables.
 """
 
@@ -38,7 +41,7 @@ from protocol.deck import (
     encode_deck,
     initial_deck,
 )
-from protocol.group import Point, counters
+from protocol.group import Point, Scalar, Workers, counters, mult_sum
 from protocol.keys import HandContext, KeyShare, joint_key
 from protocol.rng import SystemRng
 from protocol.shuffle_proof import (
@@ -73,7 +76,7 @@ def counted(fn: Callable[[], object]) -> dict[str, int]:
     return out
 
 
-def part1() -> dict[str, float]:
+def part1(workers: Workers | None) -> dict[str, float]:
     rng = SystemRng()
     hctx, joint, start = _setup(3, 1)
     # A middle step: its input was shuffled before, so every C1 differs (the usual case).
@@ -82,30 +85,23 @@ def part1() -> dict[str, float]:
     step, witness, proof = shuffle_with_proof(first.deck, joint, ctx, rng)
     wire = proof.to_bytes()
     s0 = ShuffleContext(hctx, 0, 0)
-
-    def prove() -> object:
-        return prove_shuffle(ctx, joint, first.deck, step.deck, witness, rng)
-
-    def verify() -> None:
-        verify_shuffle(ctx, joint, first.deck, step.deck, proof)
-
-    def parse() -> object:
-        return ShuffleProof.from_bytes(wire, CARDS)
-
     step0, _, proof0 = shuffle_with_proof(start, joint, s0, rng)
 
-    def verify_step0() -> None:
-        verify_shuffle(s0, joint, start, step0.deck, proof0)
+    def on(w: Workers | None) -> dict[str, Callable[[], object]]:
+        return {
+            "prove": lambda: prove_shuffle(ctx, joint, first.deck, step.deck, witness, rng,
+                                           workers=w),
+            "verify": lambda: verify_shuffle(ctx, joint, first.deck, step.deck, proof, workers=w),
+            "verify step 0": lambda: verify_shuffle(s0, joint, start, step0.deck, proof0,
+                                                    workers=w),
+            "parse proof": lambda: ShuffleProof.from_bytes(wire, CARDS),
+        }
 
     s = rbcl.crypto_core_ristretto255_scalar_random()
     p = rbcl.crypto_core_ristretto255_random()
     q = rbcl.crypto_core_ristretto255_random()
-    counts = {
-        "prove": counted(prove),
-        "verify": counted(verify),
-        "verify step 0": counted(verify_step0),
-        "parse proof": counted(parse),
-    }
+    single = on(None)
+    counts = {name: counted(fn) for name, fn in single.items()}
 
     def bare(c: dict[str, int]) -> Callable[[], None]:
         nb, nv, na, nd = (c.get(k, 0) for k in RAW_KEYS)
@@ -121,11 +117,13 @@ def part1() -> dict[str, float]:
                 rbcl.crypto_core_ristretto255_is_valid_point(p)
         return run
 
-    jobs: dict[str, Callable[[], object]] = {
-        "prove": prove, "verify": verify, "verify step 0": verify_step0, "parse proof": parse,
-    }
+    jobs: dict[str, Callable[[], object]] = dict(single)
     for name in list(jobs):
         jobs["bare " + name] = bare(counts[name])
+    if workers is not None:
+        for name, fn in on(workers).items():
+            if name != "parse proof":
+                jobs["threaded " + name] = fn
     jobs["var mult"] = lambda: rbcl.crypto_scalarmult_ristretto255(s, p)
     jobs["base mult"] = lambda: rbcl.crypto_scalarmult_ristretto255_base(s)
     jobs["add"] = lambda: rbcl.crypto_core_ristretto255_add(p, q)
@@ -142,20 +140,30 @@ def part1() -> dict[str, float]:
           f"best of {ROUNDS} interleaved rounds")
     print(f"  raw: var mult {best['var mult'] * 1e6:.1f} us, base mult "
           f"{best['base mult'] * 1e6:.1f} us, add {best['add'] * 1e6:.1f} us\n")
-    print(f"  {'':22}{'measured':>11}{'bare ops':>11}{'ratio':>8}  counts")
+    extra = "" if workers is None else f"{f'{workers.count} threads':>12}{'speedup':>9}"
+    print(f"  {'':22}{'measured':>11}{'bare ops':>11}{'ratio':>8}{extra}  counts")
     for name in ("prove", "verify", "verify step 0", "parse proof"):
         took, cost = best[name], best["bare " + name]
-        print(f"  {name:22}{took * 1e3:8.2f} ms{cost * 1e3:8.2f} ms{took / cost:7.2f}x  "
-              f"{counts[name]}")
+        threaded = ""
+        if "threaded " + name in best:
+            t = best["threaded " + name]
+            threaded = f"{t * 1e3:9.2f} ms{took / t:8.2f}x"
+        elif workers is not None:
+            threaded = " " * 21
+        print(f"  {name:22}{took * 1e3:8.2f} ms{cost * 1e3:8.2f} ms{took / cost:7.2f}x"
+              f"{threaded}  {counts[name]}")
     print("  (prove excludes the shuffle itself; 'verify step 0' checks the first step, whose\n"
-          "   input is the public initial deck with C1 = G everywhere, merged into one base mult)")
+          "   input is the public initial deck with C1 = G everywhere, merged into one base mult;\n"
+          "   'measured', 'bare ops' and 'ratio' are on one thread)")
     print(f"  proof size: {proof_size(CARDS)} bytes for {CARDS} cards "
           f"(deck: {CARDS * Ciphertext.SIZE} bytes)\n")
     return {"base_mults": best["base mult"], "var_mults": best["var mult"], "adds": best["add"],
             "decodes": best["bare parse proof"] / max(1, counts["parse proof"]["decodes"])}
 
 
-def phase(peers: int, batched: bool) -> tuple[float, float, int, int, dict[str, int]]:
+def phase(
+    peers: int, batched: bool, workers: Workers | None = None
+) -> tuple[float, float, int, int, dict[str, int]]:
     """One strict shuffle phase; returns wall s, CPU s, proofs made and checked, op counts."""
     rng = SystemRng()
     hctx, joint, deck = _setup(peers, 2)
@@ -165,7 +173,7 @@ def phase(peers: int, batched: bool) -> tuple[float, float, int, int, dict[str, 
     checked = 0
     for seat in range(peers):
         ctx = ShuffleContext(hctx, seat, seat)
-        step, _, proof = shuffle_with_proof(deck, joint, ctx, rng)
+        step, _, proof = shuffle_with_proof(deck, joint, ctx, rng, workers=workers)
         deck_wire, proof_wire = encode_deck(step.deck), proof.to_bytes()
         for peer in range(peers):
             if peer == seat:
@@ -178,39 +186,63 @@ def phase(peers: int, batched: bool) -> tuple[float, float, int, int, dict[str, 
                 deck_in = prev.deck_out if prev is not None else deck
                 statements[peer][seat] = ShuffleStatement(ctx, deck_in, got_deck, got_proof)
             else:
-                verify_shuffle(ctx, joint, deck, got_deck, got_proof)
+                verify_shuffle(ctx, joint, deck, got_deck, got_proof, workers=workers)
                 checked += 1
         deck = step.deck
     if batched:
         for peer in range(peers):
             todo = [st for st in statements[peer] if st is not None]
-            verify_shuffles(joint, todo)
+            verify_shuffles(joint, todo, workers=workers)
             checked += len(todo)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return wall, cpu, peers, checked, counters.snapshot()
 
 
-def part2(sizes: list[int], raw: dict[str, float]) -> None:
+def part2(sizes: list[int], raw: dict[str, float], workers: Workers | None) -> None:
     print(f"strict shuffle phase, {CARDS} cards, all peers in one process "
           f"(anchor: libTMCG 9 players, 52 cards: {ANCHOR_S} s)")
-    print(f"  {'peers':>5} {'checking':>10} {'proofs':>7} {'checks':>7} {'wall':>8} {'cpu':>8}"
-          f"{'vs anchor':>11}{'per peer':>10}{'ops priced':>12}")
+    print(f"  {'peers':>5} {'checking':>10} {'threads':>7} {'proofs':>7} {'checks':>7} "
+          f"{'wall':>8} {'cpu':>8}{'vs anchor':>11}{'per peer':>10}{'ops priced':>12}"
+          f"{'speedup':>9}")
     for peers in sizes:
         for batched in (False, True):
-            wall, cpu, made, checked, counts = phase(peers, batched)
-            priced = sum(raw[k] * counts[k] for k in RAW_KEYS)
-            mode = "at end" if batched else "each step"
-            print(f"  {peers:5d} {mode:>10} {made:7d} {checked:7d} {wall:7.2f}s {cpu:7.2f}s"
-                  f"{wall / ANCHOR_S:10.2f}x{cpu / peers:9.2f}s{priced:11.2f}s")
+            single_wall = 0.0
+            for w in (None, workers) if workers is not None else (None,):
+                wall, cpu, made, checked, counts = phase(peers, batched, w)
+                priced = sum(raw[k] * counts[k] for k in RAW_KEYS)
+                mode = "at end" if batched else "each step"
+                threads = 1 if w is None else w.count
+                speedup = "" if w is None else f"{single_wall / wall:8.2f}x"
+                single_wall = wall
+                print(f"  {peers:5d} {mode:>10} {threads:7d} {made:7d} {checked:7d} {wall:7.2f}s"
+                      f" {cpu:7.2f}s{wall / ANCHOR_S:10.2f}x{cpu / peers:9.2f}s{priced:11.2f}s"
+                      f"{speedup}")
     print("  ('each step': every proof checked on arrival with verify_shuffle; 'at end': each\n"
           "   peer checks the others' proofs in one verify_shuffles call before the deal;\n"
           "   'per peer': CPU / peers, one peer's own share (1 proof + peers-1 checks), which\n"
           "   is what each of libTMCG's separate processes spent its 2.3 s on; 'ops priced': the\n"
           "   phase's counted group operations at the raw costs of part 1, i.e. its floor on\n"
-          "   this machine when nothing else runs)\n")
+          "   this machine on one thread when nothing else runs; 'speedup': wall of the\n"
+          "   one-thread row over this row's)\n")
 
 
-def part3() -> None:
+def part3(workers: Workers) -> None:
+    terms = [
+        (Point.from_hash("bench-strict", i.to_bytes(4, "little")), Scalar.random(SystemRng()))
+        for i in range(2000)
+    ]
+    best = {1: float("inf"), workers.count: float("inf")}
+    for _ in range(ROUNDS):
+        for w in (None, workers):
+            began = time.perf_counter()
+            mult_sum(terms, w)
+            took = time.perf_counter() - began
+            key = 1 if w is None else w.count
+            best[key] = min(best[key], took)
+    print(f"mult_sum of 2,000 terms, best of {ROUNDS}: 1 thread {best[1] * 1e3:.1f} ms, "
+          f"{workers.count} threads {best[workers.count] * 1e3:.1f} ms "
+          f"({best[1] / best[workers.count]:.2f}x)")
+
     rng = SystemRng()
     hctx, joint, deck = _setup(9, 3)
     work = []
@@ -229,22 +261,29 @@ def part3() -> None:
         check(item)
     one = time.perf_counter() - began
     began = time.perf_counter()
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(check, work))
-    two = time.perf_counter() - began
-    print(f"threads (bench only): 72 checks of 42-card proofs: 1 thread {one:.2f} s, "
-          f"2 threads {two:.2f} s ({one / two:.2f}x)")
+    list(workers.pool.map(check, work))
+    spread = time.perf_counter() - began
+    print(f"72 checks of 42-card proofs: 1 thread {one:.2f} s, spread over the pool of "
+          f"{workers.count} {spread:.2f} s ({one / spread:.2f}x)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.strict_ops")
     parser.add_argument("--peers", type=int, nargs="*", default=[3, 9, 20])
-    parser.add_argument("--no-threads", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="also run with protocol.group.Workers of this many threads")
     args = parser.parse_args()
-    raw = part1()
-    part2(args.peers, raw)
-    if not args.no_threads:
-        part3()
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    if args.threads == 1:
+        raw = part1(None)
+        part2(args.peers, raw, None)
+        return
+    with ThreadPoolExecutor(args.threads) as pool:
+        workers = Workers(pool, args.threads)
+        raw = part1(workers)
+        part2(args.peers, raw, workers)
+        part3(workers)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 from cli.args import BadArgs as _BadArgs
@@ -29,6 +31,7 @@ from p2pkille.runtime.node import HandOutcome
 from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import HAND_CAP, build_table
+from protocol.group import Workers
 
 BAD_ARGS: Final = 2
 
@@ -60,6 +63,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--mode", default="audit",
                         help="audit (commit-reveal, cards public after each hand; default) or "
                              "strict (proved shuffles and answers, no key ever revealed)")
+    parser.add_argument("--threads", default="0",
+                        help="threads for the large multiplication sums of shuffles and "
+                             "proofs (default 0: one per core, at most 4; 1: none); the "
+                             "results are the same")
     parser.add_argument("--json", action="store_true", help="print only the JSON document")
     parser.set_defaults(func=run)
 
@@ -106,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         mode = str(args.mode)
         if mode not in MODES:
             raise _BadArgs(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+        threads = whole_number("threads", args.threads, 0, 64) or min(os.cpu_count() or 1, 4)
     except _BadArgs as exc:
         print(f"p2pkille sim: {exc}", file=sys.stderr)
         return BAD_ARGS
@@ -123,9 +131,11 @@ def run(args: argparse.Namespace) -> int:
               f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
               file=sys.stderr)
 
-    table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
-                        faults=faults, byzantine=byzantine, mode=mode)
-    result = table.run(max_hands=hands or None, on_hand=progress)
+    with ThreadPoolExecutor(threads, thread_name_prefix="sim-mult") as pool:
+        table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
+                            faults=faults, byzantine=byzantine, mode=mode,
+                            workers=Workers(pool, threads) if threads > 1 else None)
+        result = table.run(max_hands=hands or None, on_hand=progress)
     doc = result.document()
     if result.unfinished and not args.json:
         print(f"stopped after {HAND_CAP} hands with the game still on (the players "

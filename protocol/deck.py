@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from protocol.domain import hash32
 from protocol.errors import InvalidEncoding, LocalProtocolError
-from protocol.group import Point, Scalar
+from protocol.group import Point, Scalar, Workers, mult_sums
 from protocol.keys import HandContext, u64
 from protocol.rng import Rng
 
@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 G = Point.GENERATOR
+_ONE = Scalar.from_int(1)
 MAX_CARDS = 1024
 MAX_LABEL = 64
 
@@ -245,17 +246,25 @@ class ShuffleWitness:
 
 
 def apply_witness(
-    deck_in: Sequence[Ciphertext], joint: Point, witness: ShuffleWitness
+    deck_in: Sequence[Ciphertext], joint: Point, witness: ShuffleWitness,
+    *, workers: Workers | None = None,
 ) -> tuple[Ciphertext, ...]:
-    """Recompute a shuffle step: output slot i is input slot ``perm[i]`` re-masked by ``r_i``."""
+    """Recompute a shuffle step: output slot i is input slot ``perm[i]`` re-masked by ``r_i``.
+
+    Each slot is :func:`remask`; ``workers`` splits the slots between threads,
+    with the same result.
+    """
     if len(deck_in) != len(witness.permutation):
         raise LocalProtocolError(
             f"witness for {len(witness.permutation)} cards, deck of {len(deck_in)}"
         )
-    return tuple(
-        remask(deck_in[j], r, joint)
-        for j, r in zip(witness.permutation, witness.scalars, strict=True)
-    )
+    sums = []
+    for j, r in zip(witness.permutation, witness.scalars, strict=True):
+        ct = deck_in[j]
+        sums.append([(ct.c1, _ONE), (G, r)])
+        sums.append([(ct.c2, _ONE), (joint, r)])
+    points = mult_sums(sums, workers)
+    return tuple(Ciphertext(points[i], points[i + 1]) for i in range(0, len(points), 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +277,10 @@ class ShuffleStep:
 
 
 def shuffle_step(
-    deck_in: Sequence[Ciphertext], joint: Point, ctx: ShuffleContext, rng: Rng
+    deck_in: Sequence[Ciphertext], joint: Point, ctx: ShuffleContext, rng: Rng,
+    *, workers: Workers | None = None,
 ) -> tuple[ShuffleStep, ShuffleWitness]:
     """Permute and re-mask ``deck_in``; keep the witness secret until the hand's audit."""
     witness = ShuffleWitness.generate(len(deck_in), rng)
-    out = apply_witness(deck_in, joint, witness)
+    out = apply_witness(deck_in, joint, witness, workers=workers)
     return ShuffleStep(ctx, out, witness.commitment(ctx, deck_in)), witness

@@ -20,8 +20,10 @@ peer's bytes can only ever raise the remote error type.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import rbcl
 
@@ -38,7 +40,10 @@ __all__ = [
     "OpCounter",
     "Point",
     "Scalar",
+    "Workers",
     "counters",
+    "mult_sum",
+    "mult_sums",
 ]
 
 #: l, the prime order of ristretto255 (RFC 9496, section 4).
@@ -332,5 +337,171 @@ class Point:
         return f"Point.fromhex({self.data.hex()!r})"
 
 
-_GENERATOR_BYTES = _base_mult((1).to_bytes(32, "little"))
+_ONE_BYTES = (1).to_bytes(32, "little")
+_GENERATOR_BYTES = _base_mult(_ONE_BYTES)
 Point.GENERATOR = Point(_GENERATOR_BYTES)
+
+
+# -- multiplications side by side ------------------------------------------------------------
+
+#: Fewest terms worth handing to threads: below it a chunk's work is no longer large
+#: next to the cost of handing it over and collecting it (measured by bench.strict_ops).
+MIN_PARALLEL_TERMS = 64
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True, slots=True)
+class Workers:
+    """Threads that run independent multiplications side by side.
+
+    rbcl calls libsodium through ctypes, which lets go of the GIL for each call,
+    so on a machine with several idle cores the chunks of a large sum run at the
+    same time (on a machine already busy, threads only add hand-over costs).
+    The caller owns ``pool`` (protocol/ never creates threads) and must not call
+    :func:`mult_sum` from one of ``pool``'s own threads: it waits for the pool,
+    which would then wait for itself. ``count`` is how many chunks a large sum
+    is split into, usually the pool's size.
+    """
+
+    pool: Executor
+    count: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pool, Executor):
+            raise LocalProtocolError(f"Workers needs an Executor, got {self.pool!r}")
+        if type(self.count) is not int or self.count < 1:
+            raise LocalProtocolError(f"Workers needs a count of at least 1, got {self.count!r}")
+
+
+def _chunked(
+    work: Callable[[list[_T]], _R], items: list[_T], workers: Workers | None, size: int
+) -> list[_R]:
+    """``work`` on contiguous chunks of ``items``: in the pool if ``size`` is large enough.
+
+    Every chunk runs to its end before anything is raised, and an error is the
+    one of the first failing chunk, so the result, or the error, is the one a
+    single pass over ``items`` in order gives.
+    """
+    if workers is None or workers.count == 1 or size < MIN_PARALLEL_TERMS or len(items) < 2:
+        return [work(items)]
+    parts = min(workers.count, len(items))
+    step, extra = divmod(len(items), parts)
+    futures: list[Future[_R]] = []
+    start = 0
+    for i in range(parts):
+        end = start + step + (1 if i < extra else 0)
+        futures.append(workers.pool.submit(work, items[start:end]))
+        start = end
+    wait(futures)
+    return [f.result() for f in futures]
+
+
+# A job is (scalar, point): ``None`` for the point means the generator (base-mult fast
+# path), ``None`` for the scalar means one (the point itself, no multiplication).
+_Job = tuple[bytes | None, bytes | None]
+
+
+def _mult(scalar: bytes | None, point: bytes | None) -> bytes:
+    # Runs in pool threads: raw rbcl calls only, no counters (``+=`` from two threads loses counts).
+    if scalar is None:
+        return _GENERATOR_BYTES if point is None else point
+    if point is None:
+        try:
+            out: bytes = _base_mult(scalar)
+        except RuntimeError as exc:
+            raise DegenerateResult("base multiplication by a zero scalar") from exc
+        return out
+    try:
+        out = _var_mult(scalar, point)
+    except RuntimeError as exc:
+        raise DegenerateResult(
+            f"scalar multiplication of {point.hex()} gave the identity", evidence=point
+        ) from exc
+    return out
+
+
+def _sum_chunk(jobs: list[_Job]) -> bytes:
+    # A partial sum is raw bytes and may be the identity; only the caller's total is checked.
+    k, p = jobs[0]
+    acc = _mult(k, p)
+    for k, p in jobs[1:]:
+        acc = _add(acc, _mult(k, p))
+    return acc
+
+
+def _jobs(terms: Sequence[tuple[Point, Scalar]], *, ones: bool) -> list[_Job]:
+    """The terms as jobs, zero scalars left out (and scalars one, if ``ones``, not multiplied)."""
+    jobs: list[_Job] = []
+    var = base = 0
+    for p, k in terms:
+        if k.data == _IDENTITY:
+            continue
+        if ones and k.data == _ONE_BYTES:
+            jobs.append((None, p.data))
+        elif p.data == _GENERATOR_BYTES:
+            jobs.append((k.data, None))
+            base += 1
+        else:
+            jobs.append((k.data, p.data))
+            var += 1
+    # Counted here, in the calling thread, before any work: the same whether threads run or not.
+    counters.var_mults += var
+    counters.base_mults += base
+    if jobs:
+        counters.adds += len(jobs) - 1
+    return jobs
+
+
+def mult_sum(terms: Sequence[tuple[Point, Scalar]], workers: Workers | None = None) -> Point:
+    """``sum k_i P_i``; the generator's terms take the base-mult fast path.
+
+    A term with a zero scalar adds nothing and costs nothing. The result is the
+    one ``Point.sum([P * k for P, k in terms if k])`` gives, and so are the errors:
+    :class:`DegenerateResult` if the total is the identity (also when no term is
+    left), as :meth:`Point.sum` raises; partial sums may be the identity. With
+    ``workers`` and at least :data:`MIN_PARALLEL_TERMS` terms, ``workers.count``
+    contiguous chunks are multiplied and summed in the pool and the caller adds
+    their sums. The counters count every multiplication and addition as the
+    single-threaded sum does.
+    """
+    jobs = _jobs(terms, ones=False)
+    if not jobs:
+        raise DegenerateResult("sum of points is the identity (every scalar is zero)")
+    partial = _chunked(_sum_chunk, jobs, workers, len(jobs))
+    acc = partial[0]
+    for part in partial[1:]:
+        acc = _add(acc, part)
+    if acc == _IDENTITY:
+        raise DegenerateResult("sum of points is the identity")
+    return Point(acc)
+
+
+def _sums_chunk(sums: list[list[_Job]]) -> list[bytes]:
+    out = []
+    for jobs in sums:
+        if not jobs:
+            raise DegenerateResult("sum of points is the identity (every scalar is zero)")
+        total = _sum_chunk(jobs)
+        if total == _IDENTITY:
+            raise DegenerateResult("sum of points is the identity")
+        out.append(total)
+    return out
+
+
+def mult_sums(
+    sums: Sequence[Sequence[tuple[Point, Scalar]]], workers: Workers | None = None
+) -> list[Point]:
+    """``[mult_sum(terms) for terms in sums]``, the small sums split between ``workers``.
+
+    For many independent small sums, each too small to split on its own:
+    re-masking a deck (``C1 + r G`` is the sum ``[(C1, 1), (G, r)]``) or a
+    proof's commitments. A term whose scalar is one is added without a
+    multiplication (nor is one counted). Results and errors are those of the
+    comprehension: the first sum in order that fails raises. The pool is used
+    once the sums hold :data:`MIN_PARALLEL_TERMS` terms in all.
+    """
+    all_jobs = [_jobs(terms, ones=True) for terms in sums]
+    size = sum(len(jobs) for jobs in all_jobs)
+    return [Point(b) for part in _chunked(_sums_chunk, all_jobs, workers, size) for b in part]

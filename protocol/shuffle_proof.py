@@ -53,6 +53,9 @@ from protocol.group import (
     DegenerateResult,
     Point,
     Scalar,
+    Workers,
+    mult_sum,
+    mult_sums,
 )
 from protocol.keys import u64
 from protocol.rng import Rng
@@ -206,13 +209,15 @@ def _challenge_c(
 # -- prover --------------------------------------------------------------------
 
 
-def _msm(terms: Sequence[tuple[Point, Scalar]]) -> Point:
+def _msm(terms: Sequence[tuple[Point, Scalar]], workers: Workers | None) -> Point:
     """``sum k_i P_i``, bases merged by encoding (the prover's sums have distinct bases)."""
     merged: dict[bytes, Scalar] = {}
     for p, k in terms:
         prev = merged.get(p.data)
         merged[p.data] = k if prev is None else prev + k
-    return Point.sum([Point(b) * k for b, k in merged.items() if not k.is_zero])
+    if all(k.is_zero for k in merged.values()):
+        raise LocalProtocolError("sum of no points is the identity")
+    return mult_sum([(Point(b), k) for b, k in merged.items()], workers)
 
 
 def prove_shuffle(
@@ -222,11 +227,14 @@ def prove_shuffle(
     deck_out: Sequence[Ciphertext],
     witness: ShuffleWitness,
     rng: Rng,
+    *,
+    workers: Workers | None = None,
 ) -> ShuffleProof:
     """Prove that ``deck_out`` is ``deck_in`` permuted and re-masked by ``witness`` under ``joint``.
 
     The witness must be the one that produced ``deck_out`` (``apply_witness``);
-    with any other the proof is made but does not verify.
+    with any other the proof is made but does not verify. ``workers`` only
+    makes it faster: the proof's bytes are the same with or without.
     """
     n = len(deck_in)
     if len(deck_out) != n or len(witness.permutation) != n or not 1 <= n <= MAX_CARDS:
@@ -236,7 +244,7 @@ def prove_shuffle(
     digest = _statement(ctx, joint, deck_in, deck_out)
     # Hedged secrets: a weak rng alone cannot reveal the permutation or the masks.
     seed = hash32("shuffle-proof-nonce", witness.to_bytes(), rng.randbytes(32), digest)
-    return _prove(joint, deck_out, digest, witness.permutation, witness.scalars, seed)
+    return _prove(joint, deck_out, digest, witness.permutation, witness.scalars, seed, workers)
 
 
 def _prove(
@@ -246,6 +254,7 @@ def _prove(
     mapping: Sequence[int],
     r: Sequence[Scalar],
     seed: bytes,
+    workers: Workers | None = None,
 ) -> ShuffleProof:
     # ``mapping`` is a permutation for every honest caller; the tests pass other maps
     # to show that a prover following these steps for a non-permutation is caught.
@@ -260,9 +269,9 @@ def _prove(
     preimages: list[list[int]] = [[] for _ in range(n)]
     for i, j in enumerate(mapping):
         preimages[j].append(i)
-    commitments = tuple(
-        Point.sum([Point.base_mult(rho[j]), *(gens[i] for i in preimages[j])]) for j in range(n)
-    )
+    commitments = tuple(mult_sums(
+        [[(G, rho[j]), *((gens[i], _ONE) for i in preimages[j])] for j in range(n)], workers
+    ))
 
     u = _challenges_u(digest, commitments)
     u_perm = [u[j] for j in mapping]
@@ -296,14 +305,18 @@ def _prove(
     neg_w4 = -w[3]
     t1 = Point.base_mult(w[0])
     t2 = Point.base_mult(w[1])
-    t3 = Point.base_mult(w[2]) + _msm(list(zip(gens[:n], w_prime, strict=True)))
-    t4a = _msm([(G, neg_w4), *((e.c1, k) for e, k in zip(deck_out, w_prime, strict=True))])
-    t4b = _msm([(joint, neg_w4), *((e.c2, k) for e, k in zip(deck_out, w_prime, strict=True))])
-    t = (t1, t2, t3, t4a, t4b)
-    chain_t = tuple(
-        Point.base_mult(w_hat[i]) + (gens[n] if i == 0 else chain[i - 1]) * w_prime[i]
-        for i in range(n)
+    t3 = Point.base_mult(w[2]) + _msm(list(zip(gens[:n], w_prime, strict=True)), workers)
+    t4a = _msm(
+        [(G, neg_w4), *((e.c1, k) for e, k in zip(deck_out, w_prime, strict=True))], workers
     )
+    t4b = _msm(
+        [(joint, neg_w4), *((e.c2, k) for e, k in zip(deck_out, w_prime, strict=True))], workers
+    )
+    t = (t1, t2, t3, t4a, t4b)
+    chain_t = tuple(mult_sums(
+        [[(G, w_hat[i]), (gens[n] if i == 0 else chain[i - 1], w_prime[i])] for i in range(n)],
+        workers,
+    ))
 
     c = _challenge_c(digest, commitments, chain, t, chain_t)
     s = (w[0] + c * r_bar, w[1] + c * r_hat, w[2] + c * r_tilde, w[3] + c * r_prime)
@@ -331,19 +344,19 @@ class _Combination:
         terms = self.terms
         terms[p.data] = terms.get(p.data, 0) + k
 
-    def value(self) -> Point:
+    def value(self, workers: Workers | None = None) -> Point:
         g = self.terms.pop(G.data, 0) % GROUP_ORDER
         # Products come first and the generator's fast path last; zero terms vanish.
-        points = []
+        terms = []
         for b, coef in self.terms.items():
             k = coef % GROUP_ORDER
             if k:
-                points.append(Point(b) * Scalar(k.to_bytes(SCALAR_BYTES, "little")))
+                terms.append((Point(b), Scalar(k.to_bytes(SCALAR_BYTES, "little"))))
         if g:
-            points.append(Point.base_mult(Scalar(g.to_bytes(SCALAR_BYTES, "little"))))
-        if not points:
+            terms.append((G, Scalar(g.to_bytes(SCALAR_BYTES, "little"))))
+        if not terms:
             raise DegenerateResult("every coefficient of the combination is zero")
-        return Point.sum(points)
+        return mult_sum(terms, workers)
 
 
 def _check_shape(
@@ -445,18 +458,25 @@ def verify_shuffle(
     deck_in: Sequence[Ciphertext],
     deck_out: Sequence[Ciphertext],
     proof: ShuffleProof,
+    *,
+    workers: Workers | None = None,
 ) -> None:
     """Raise :class:`BadShuffleProof` unless ``proof`` shows ``deck_out`` shuffles ``deck_in``.
 
     All ``N + 5`` equations are checked at once as a random linear combination
     (see :func:`_add_equations`); a failure names the seat and the step.
+    ``workers`` splits the combination's multiplications between threads; the
+    verdict and any error are the same without.
     """
     acc = _Combination()
     _add_equations(acc, ctx, joint, deck_in, deck_out, proof, 1)
     what = f"shuffle proof of seat {ctx.seat}, step {ctx.step}"
     evidence = proof.to_bytes()[:256]
     try:
-        _conclude(acc, proof.t[0], what, seat=ctx.seat, step=ctx.step, evidence=evidence)
+        _conclude(
+            acc, proof.t[0], what, seat=ctx.seat, step=ctx.step, evidence=evidence,
+            workers=workers,
+        )
     except BadShuffleProof as exc:
         # Only a bad proof gets here: checking each equation alone names the one that fails.
         failed = _failed_check(ctx, joint, deck_in, deck_out, proof)
@@ -523,10 +543,10 @@ def _failed_check(
 
 def _conclude(
     acc: _Combination, expected: Point, what: str, *, seat: int | None, step: int | None,
-    evidence: bytes,
+    evidence: bytes, workers: Workers | None = None,
 ) -> None:
     try:
-        total = acc.value()
+        total = acc.value(workers)
     except DegenerateResult as exc:
         raise BadShuffleProof(
             f"{what}: degenerate combination", seat=seat, step=step, evidence=evidence
@@ -548,7 +568,9 @@ class ShuffleStatement:
     proof: ShuffleProof
 
 
-def verify_shuffles(joint: Point, statements: Sequence[ShuffleStatement]) -> None:
+def verify_shuffles(
+    joint: Point, statements: Sequence[ShuffleStatement], *, workers: Workers | None = None
+) -> None:
     """Check several proofs at once; on failure find and name the first bad step.
 
     Each proof's equations get one more random weight and all go into one
@@ -556,12 +578,14 @@ def verify_shuffles(joint: Point, statements: Sequence[ShuffleStatement]) -> Non
     k+1's input) then cost one multiplication instead of two, which saves about
     a quarter of the work for a chain of steps. If the combination fails, each
     proof is checked alone and the first that fails is raised, so blame is exact.
+    ``workers`` splits the multiplications between threads; the verdict and any
+    error are the same without.
     """
     if not statements:
         return
     if len(statements) == 1:
         st = statements[0]
-        verify_shuffle(st.context, joint, st.deck_in, st.deck_out, st.proof)
+        verify_shuffle(st.context, joint, st.deck_in, st.deck_out, st.proof, workers=workers)
         return
     for st in statements:
         _check_shape(st.context, st.deck_in, st.deck_out, st.proof)
@@ -578,17 +602,24 @@ def verify_shuffles(joint: Point, statements: Sequence[ShuffleStatement]) -> Non
             acc.add(st.proof.t[0], -gamma)
     try:
         _conclude(acc, first.proof.t[0], f"{len(statements)} shuffle proofs",
-                  seat=None, step=None, evidence=b"")
+                  seat=None, step=None, evidence=b"", workers=workers)
     except BadShuffleProof:
         for st in statements:
-            verify_shuffle(st.context, joint, st.deck_in, st.deck_out, st.proof)
+            verify_shuffle(
+                st.context, joint, st.deck_in, st.deck_out, st.proof, workers=workers
+            )
         raise
 
 
 def shuffle_with_proof(
-    deck_in: Sequence[Ciphertext], joint: Point, ctx: ShuffleContext, rng: Rng
+    deck_in: Sequence[Ciphertext], joint: Point, ctx: ShuffleContext, rng: Rng,
+    *, workers: Workers | None = None,
 ) -> tuple[ShuffleStep, ShuffleWitness, ShuffleProof]:
-    """A shuffle step (as :func:`protocol.deck.shuffle_step`) and its proof."""
-    step, witness = shuffle_step(deck_in, joint, ctx, rng)
-    proof = prove_shuffle(ctx, joint, deck_in, step.deck, witness, rng)
+    """A shuffle step (as :func:`protocol.deck.shuffle_step`) and its proof.
+
+    ``workers`` splits the multiplications between threads; the step, witness
+    and proof are the same bytes without.
+    """
+    step, witness = shuffle_step(deck_in, joint, ctx, rng, workers=workers)
+    proof = prove_shuffle(ctx, joint, deck_in, step.deck, witness, rng, workers=workers)
     return step, witness, proof

@@ -18,7 +18,7 @@ from p2pkille.sim.byzantine import make_byzantine
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork, StopReason
 from protocol.domain import hash32
-from protocol.group import counters
+from protocol.group import Workers, counters
 from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 
@@ -150,11 +150,13 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
                 chips: int = 10, overrides: Mapping[str, object] | None = None,
                 faults: Faults | None = None, deciders: DeciderFactory | None = None,
                 timing: Timing | None = None, timings: Mapping[int, Timing] | None = None,
-                byzantine: Mapping[int, str] | None = None, mode: str = "audit") -> SimTable:
+                byzantine: Mapping[int, str] | None = None, mode: str = "audit",
+                workers: Workers | None = None) -> SimTable:
     """Peers named ``n1``..``nN`` (transport names; seats come from the genesis).
     ``timings`` overrides ``timing`` per node index (skewed clocks); ``byzantine`` maps
     a SEAT (0-based, as in ``P1``..``PN``) to a behaviour of
-    :data:`p2pkille.sim.byzantine.BEHAVIOURS`; ``mode`` is ``audit`` or ``strict``."""
+    :data:`p2pkille.sim.byzantine.BEHAVIOURS`; ``mode`` is ``audit`` or ``strict``;
+    ``workers``: threads every node may use for its large sums (the caller owns them)."""
     identities = [Identity.from_seed(_seed(seed, "identity", str(i))) for i in range(peers)]
     delivery = [DeliveryKeyPair.from_private(_seed(seed, "delivery", str(i)))
                 for i in range(peers)]
@@ -168,6 +170,8 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
                        _seed(seed, "secret", str(i)),
                        (timings or {}).get(i, timing or Timing()))
              for i in range(peers)]
+    for node in nodes:
+        node.workers = workers
     network = SimNetwork(seed, faults or Faults())
     table = SimTable(nodes, network)
     if byzantine:

@@ -16,6 +16,7 @@ import asyncio
 import os
 import random
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
@@ -29,6 +30,7 @@ from p2pkille.ui.human import HumanDecider
 from p2pkille.ui.localnet import LocalNet
 from p2pkille.ui.paced import PacedDecider
 from protocol.domain import hash32
+from protocol.group import Workers
 from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 
@@ -87,9 +89,22 @@ class LocalTable:
         self.driver.poke()
 
     async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            for driver in self.drivers:
-                tg.create_task(driver.run())
+        # A strict table's proof checks are most of its work: every node here is on this
+        # machine, so they share its cores (the results do not depend on it).
+        cores = min(os.cpu_count() or 1, 4)
+        pool = ThreadPoolExecutor(cores, thread_name_prefix="table-mult") if (
+            self.spec.mode == "strict" and cores > 1) else None
+        for node in self.nodes:
+            node.workers = Workers(pool, cores) if pool is not None else None
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for driver in self.drivers:
+                    tg.create_task(driver.run())
+        finally:
+            for node in self.nodes:
+                node.workers = None
+            if pool is not None:
+                pool.shutdown()
 
     def stop(self) -> None:
         for driver in self.drivers:

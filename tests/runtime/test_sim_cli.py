@@ -24,7 +24,8 @@ def test_json_document_has_the_issue_shape(capsys: pytest.CaptureFixture[str]) -
     assert set(doc) == {"hands", "winner", "honest_agree", "stats"}
     assert doc["honest_agree"] is True
     assert doc["winner"] in ("P1", "P2", "P3")
-    assert set(doc["stats"]) == {"wall_s", "envelopes", "bytes", "scalar_mults"}
+    assert set(doc["stats"]) == {"wall_s", "envelopes", "bytes", "scalar_mults", "unfinished"}
+    assert doc["stats"]["unfinished"] is False
     assert doc["stats"]["scalar_mults"] > 0
     hand = doc["hands"][0]
     assert set(hand) == {"hand", "died", "pot", "chips", "checkpoint", "agreed_by", "voided",
@@ -93,3 +94,16 @@ def test_bad_byzantine_specs_are_refused(capsys: pytest.CaptureFixture[str], spe
     assert status == 2
     assert out == ""
     assert "--byzantine" in err
+
+
+def test_threads_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str]) -> None:
+    hands = []
+    for threads in ("1", "2", "3"):
+        status, out, err = _run(capsys, "--peers", "3", "--hands", "2", "--mode", "strict",
+                                "--threads", threads, "--json")
+        assert status == 0, err
+        hands.append(json.loads(out)["hands"])
+    assert hands[0] == hands[1] == hands[2]
+    status, _, err = _run(capsys, "--threads", "-1")
+    assert status == 2
+    assert "--threads" in err
