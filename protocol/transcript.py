@@ -250,6 +250,23 @@ class Transcript:
             return []
         return self._take(env)
 
+    def adopt(self, env: Envelope) -> list[TranscriptEvent]:
+        """Hold ``env`` at its slot instead of the envelope held there, dropping that one
+        and the rest of its branch: the caller has settled which branch of a fork counts
+        (its author signed both). ``env`` must come from :meth:`receive` (checked) and
+        link to the envelope before it; envelopes buffered after it follow it in."""
+        chain = self._chains.get(env.author)
+        if chain is None or not 1 <= env.seq <= len(chain.accepted):
+            raise LocalProtocolError(f"adopt: nothing held at seq {env.seq} of {env.author}")
+        before = chain.accepted[env.seq - 2].id if env.seq > 1 else ZERO_HASH
+        if env.prev != before:
+            raise LocalProtocolError(f"adopt: seq {env.seq} of {env.author} does not link "
+                                     "to the envelope held before it")
+        if chain.accepted[env.seq - 1].id == env.id:
+            return []
+        del chain.accepted[env.seq - 1:]
+        return self._append(chain, env)
+
     def _take(self, env: Envelope) -> list[TranscriptEvent]:
         chain = self._chains[env.author]
         held = len(chain.accepted)

@@ -68,7 +68,7 @@ from protocol.deck import (
 )
 from protocol.domain import hash32, hash64
 from protocol.envelope import ZERO_HASH, Envelope, decode
-from protocol.errors import ProtocolError, RemoteProtocolError
+from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from protocol.group import Point, Scalar, Workers
 from protocol.identity import Identity
 from protocol.keys import (
@@ -213,6 +213,7 @@ class _Hand:
         self.agreed: list[int] = []     # seats whose good checkpoint signature I hold
         self.cert: list[bytes] = []     # and those envelopes, in the same order
         self.forked_good: set[int] = set()  # holders whose good one came with a fork
+        self.forks_seen = 0             # transcript.equivocations looked at for it
         self.faces: tuple[int, ...] = ()
         self.facts: list[Fact] = []
         self.forwards: list[tuple[int, int]] = []  # (token, to table seat) still to send
@@ -346,6 +347,10 @@ class TableNode:
         self._now = 0.0  # the time of the input being handled (start, receive, wake)
         self._held_at: dict[tuple[int, int], float] = {}  # (member, seq) -> taken in at
         self._certs: dict[int, tuple[bytes, ...]] = {}    # hand -> its checkpoint wires
+        self._outbox: list[bytes] = []  # wires to send every member (forks' branches)
+        self._cert_holders: dict[int, tuple[int, ...]] = {}  # hand -> its key holders
+        self._late_seens: list[tuple[int, tuple[int, int, int]]] = []  # to answer (_late_vote)
+        self._late_answered: set[tuple[int, tuple[int, int, int]]] = set()
 
     # ------------------------------------------------------------------ io.Node
 
@@ -386,6 +391,7 @@ class TableNode:
         self._now = now
         out: list[Output] = []
         self._pump(out)
+        self._flush(out)
         out.append(WakeAt(now + self.timing.sync_interval))
         return out
 
@@ -409,7 +415,12 @@ class TableNode:
             return out
         self._accept(data)
         self._pump(out)
+        self._flush(out)
         return out
+
+    def _flush(self, out: list[Output]) -> None:
+        out += [Send(wire) for wire in self._outbox]
+        self._outbox.clear()
 
     def sync_message(self) -> bytes:
         """What this node holds, and the hand it has not ended yet (II.10)."""
@@ -452,6 +463,7 @@ class TableNode:
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._pump(out)
+        self._flush(out)
         return out
 
     def _step_now(self) -> tuple[int, int]:
@@ -529,6 +541,10 @@ class TableNode:
             self.dropped += 1
             return
         self._took(events)
+        hand = self.hand
+        if (self.stage == Stage.CHECKPOINT and hand is not None
+                and len(hand.agreed) < len(hand.holders) and _CHECKPOINT_KIND in data):
+            self._good_checkpoint(data)
 
     def _took(self, events: Sequence[TranscriptEvent]) -> None:
         self._version += 1
@@ -541,35 +557,44 @@ class TableNode:
                 self._fault(FaultKind.EQUIVOCATION, self._seat(author),
                             f"{event.author.fingerprint} signed two envelopes for one slot",
                             event.evidence.to_bytes())
-                self._forked_checkpoint(author, event.evidence)
+                # Every member hears of it: one that holds only the other branch would
+                # not find the fork itself (II.11).
+                self._outbox += [event.evidence.first, event.evidence.second]
 
-    def _forked_checkpoint(self, m: int, fork: Equivocation) -> None:
-        """A holder signed two envelopes for one slot, and one of them is a good signature
-        of this hand's checkpoint: it agreed to the hand. Nodes that took either branch
-        then decide alike (a hand counts once every holder's good signature is known, II.7);
-        the fork itself costs its author the next hand (II.11)."""
+    def _good_checkpoint(self, wire: bytes) -> None:
+        """A checkpoint envelope that is not the one its author's chain holds at its slot
+        (a fork: the author signed both), and a good signature of this hand's checkpoint:
+        the author agreed to the hand. Count it, and hold it in that chain instead of the
+        other branch, so nodes that took either branch decide alike and see the author's
+        later envelopes alike (a hand counts once every holder's good signature is known,
+        II.7); the fork itself costs its author the next hand (II.11)."""
         hand = self.hand
         if hand is None or hand.checkpoint is None or self.stage != Stage.CHECKPOINT:
             return
-        index = hand.protocol_seat(self.seat_of[m])
-        if index is None or self.seat_of[m] in hand.agreed:
-            return
-        for wire in (fork.first, fork.second):
-            try:
-                env = decode(wire, table=self.config.table_id, members=self.members,
-                             kinds=msg.KINDS)
-                if env.kind != msg.CHECKPOINT or env.body.get("hand") != hand.number:
-                    continue
-                sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
-                                          evidence=wire)
-                hand.checkpoint.verify_signature(self.members[m], sig, evidence=wire)
-            except RemoteProtocolError:
-                continue
-            hand.signed.add(index)
-            hand.forked_good.add(index)
-            hand.agreed.append(self.seat_of[m])
-            hand.cert.append(wire)
-            return
+        try:
+            env = decode(wire, table=self.config.table_id, members=self.members,
+                         kinds=msg.KINDS)
+            if env.kind != msg.CHECKPOINT or env.body.get("hand") != hand.number:
+                return
+            m = self._index[env.author]
+            index = hand.protocol_seat(self.seat_of[m])
+            held = self.transcript.get(env.author, env.seq)
+            if (index is None or self.seat_of[m] in hand.agreed or held is None
+                    or held.id == env.id):
+                return  # not a holder, counted already, or the chain's own: consumed
+            sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
+                                      evidence=wire)
+            hand.checkpoint.verify_signature(self.members[m], sig, evidence=wire)
+            events = self.transcript.adopt(env)
+        except (RemoteProtocolError, LocalProtocolError):
+            return  # not a good signature, or a fork deeper than its checkpoint
+        hand.signed.add(index)
+        hand.forked_good.add(index)
+        hand.agreed.append(self.seat_of[m])
+        hand.cert.append(env.wire)
+        # The adopted one is counted here; what was consumed after it was dropped.
+        self._consumed[m] = min(env.seq, self._consumed[m])
+        self._took(events)
 
     def _seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
@@ -750,6 +775,8 @@ class TableNode:
             msg.check_body(env.kind, env.body, env.wire)
             if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT):
                 number = msg.get_hand(env.body, env.wire)
+                if env.kind == msg.TIMEOUT and number in self._certs:
+                    self._late_vote(number, msg.get_step(env.body, env.wire))
                 if number in self._voided or (env.kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN)
                                               and number < self.hand.number):
                     return  # the rest of a voided hand, or a vote decided already
@@ -1464,9 +1491,10 @@ class TableNode:
             return
         hand.agreed.append(self.seat_of[m])
         hand.cert.append(env.wire)
-        if len(hand.agreed) == len(hand.holders):
+        if len(hand.agreed) == len(hand.holders) and not self._votes_open(hand):
             # Even in a void round: a holder's accuse after its signature counts only
             # against a checkpoint signature, and a good one of every holder is known.
+            # Not once a holder's time-out is agreed: its late signature comes too late.
             self._commit()
 
     # accusations and voiding (docs/protocol.md II.11.1)
@@ -1515,6 +1543,25 @@ class TableNode:
         canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="rewound",
                           evidence=env.wire)
         hand.skipping.discard(self.seat_of[m])
+
+    @staticmethod
+    def _votes_open(hand: _Hand) -> bool:
+        """A holder's time-out is agreed, or a vote on a checkpoint signature has no seen
+        yet: a late signature must not commit the hand while the holders may still agree
+        that it came too late (a member without a key casts no vote, II.11.3)."""
+        return bool(hand.timed_out) or any(
+            stage == Stage.CHECKPOINT and (seat, stage, at) not in hand.seens
+            for seat, stage, at in hand.votes)
+
+    def _late_vote(self, number: int, step: tuple[int, int, int]) -> None:
+        """A vote on a checkpoint signature of a hand I committed: I hold it, so I say
+        so (a voter waits for a seen before it takes a late envelope, and I no longer
+        answer from that hand's round)."""
+        seat, stage, _ = step
+        holders = self._cert_holders.get(number, ())
+        if (stage == Stage.CHECKPOINT and self.my_seat in holders and seat in holders
+                and seat != self.my_seat and (number, step) not in self._late_seens):
+            self._late_seens.append((number, step))
 
     def _on_timeout(self, m: int, env: Envelope) -> None:
         self._take_step(m, env)
@@ -1638,10 +1685,13 @@ class TableNode:
         if any(key is None for _, _, key in disclosed):
             raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a disclosed box without its key")
         sealed = self._sealed_by(m, hand.number)
-        if any((t, e.sender, e.recipient) not in sealed for t, e, _ in disclosed):
-            # Only its own boxes: a full list of made-up ones would leave a dispute over
-            # a forward it left out unproven (see _dispute).
-            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "discloses a box it did not seal")
+        if any((t, e.sender, e.recipient) not in sealed for t, e, _ in disclosed) or len(
+                {(t, e.sender, e.recipient, e.share, k) for t, e, k in disclosed}) < len(
+                disclosed):
+            # Only its own boxes, each once: a list filled up with made-up or repeated
+            # ones would leave a dispute over a forward it left out unproven (_dispute).
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR,
+                         "discloses a box it did not seal, or one twice")
         # Everything parsed before any state changes: a malformed accuse counts for nothing.
         opened = msg.get_opened(env.body, env.wire)
         parts = msg.get_parts(env.body, env.wire)
@@ -1899,8 +1949,18 @@ class TableNode:
         view = self.view
         if hand is None or hand.number in self._voided:
             return
-        if self.stage == Stage.CHECKPOINT and len(hand.agreed) == len(hand.holders):
-            self._commit()  # the last good signature came with a fork (_forked_checkpoint)
+        if self.stage == Stage.CHECKPOINT and len(hand.agreed) < len(hand.holders):
+            # Forks held before this stage (or replayed from the log): a branch may be
+            # a good signature (_good_checkpoint).
+            forks = self.transcript.equivocations
+            while hand.forks_seen < len(forks):
+                fork = forks[hand.forks_seen]
+                hand.forks_seen += 1
+                self._good_checkpoint(fork.first)
+                self._good_checkpoint(fork.second)
+        if (self.stage == Stage.CHECKPOINT and len(hand.agreed) == len(hand.holders)
+                and not self._votes_open(hand)):
+            self._commit()  # the last good signature came with a fork (_good_checkpoint)
             return
         self._scan(hand)
         self._timeouts(hand)
@@ -1919,6 +1979,11 @@ class TableNode:
         forked = {f.seat for f in self.faults if f.kind == FaultKind.EQUIVOCATION} | {
             acc.accused for _, acc, ok in verdicts
             if ok and acc.kind == FaultKind.EQUIVOCATION.value}
+        # A forked seat is not waited for, so whether its accuse is in differs between
+        # nodes: it counts for nothing, and the verdict does not list it.
+        verdicts = [(by, acc, ok) for by, acc, ok in verdicts if by not in forked]
+        blamed = {acc.accused for _, acc, ok in verdicts if ok} | {
+            by for by, _, ok in verdicts if ok is False}
         blamed |= hand.timed_out
         # Every holder's accuse counts, a proven cheater's too (its accusations may prove
         # another seat, and the verdict lists them): only a seat whose time-out the table
@@ -1994,13 +2059,24 @@ class TableNode:
         # Kept for peers still in this hand: one may hold another envelope of a signer's
         # (a fork) and wait for the good one to decide as we did (gap fill, II.10).
         self._certs[hand.number] = tuple(hand.cert)
-        self._certs.pop(hand.number - _CERTS_KEPT, None)
+        self._cert_holders[hand.number] = hand.holders
+        for old in [k for k in self._certs if k <= hand.number - _CERTS_KEPT]:
+            del self._certs[old]
+            self._cert_holders.pop(old, None)
         self._tell("commit")
         self._next_hand()
 
     # ------------------------------------------------------------------ my own moves
 
     def _act(self, out: list[Output]) -> bool:
+        while self._late_seens:
+            number, late = self._late_seens.pop(0)
+            if (number, late) not in self._late_answered:
+                self._late_answered.add((number, late))
+                seat, st, at = late
+                self._emit(out, msg.SEEN, {"at": at, "hand": number, "seat": seat,
+                                           "stage": st})
+                return True
         stage = self.stage
         if stage == Stage.COMMIT:
             if self._once("commit"):
@@ -2263,6 +2339,7 @@ class TableNode:
 
 
 _CERTS_KEPT: Final = 4  # hands whose checkpoint envelopes a node keeps to send on
+_CHECKPOINT_KIND: Final = b'"kind":"checkpoint"'  # canonical JSON: a cheap first filter
 
 
 def _u(value: int) -> bytes:

@@ -21,6 +21,7 @@ from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
+from tests.runtime.bots import Restless
 from tests.runtime.helpers import misbehave
 
 CHEATER = 1  # seat P2
@@ -52,11 +53,19 @@ class SplitCheckpoint(TableNode):
             fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
                                  prev=prev, kind=kind, body={**body, "sig": canonical.b64encode(
                                      self.identity.sign("checkpoint", b"not our checkpoint"))})
+        # "two-bad": two different bad ones for every other peer, which so hold the fork
+        # before the good one comes (a slot's evidence is recorded once: the good one
+        # must be counted without a fork event).
+        second = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                               kind=kind, body={**body, "sig": canonical.b64encode(
+                                   self.identity.sign("checkpoint", b"another one"))})
         for name in self.names_of_peers():
             if name in self.good:
                 out.append(Send(sent.data, to=name))
             elif self.other != "withhold":
                 out.append(Send(fork.wire, to=name))
+                if self.other == "two-bad":
+                    out.append(Send(second.wire, to=name))
 
     def names_of_peers(self) -> list[str]:
         return [n for n in self.peer_names if n != self.name]
@@ -64,9 +73,11 @@ class SplitCheckpoint(TableNode):
     peer_names: ClassVar[tuple[str, ...]] = ()
 
 
-def _run(peers: int, seed: int, good: int, other: str, faults: str = "") -> TableRun:
+def _run(peers: int, seed: int, good: int, other: str, faults: str = "",
+         restless: bool = False) -> TableRun:
     table = build_table(peers, seed=seed, chips=3,
-                        faults=Faults.parse(faults) if faults else None)
+                        faults=Faults.parse(faults) if faults else None,
+                        deciders=(lambda _i: Restless()) if restless else None)
     cheater = misbehave(table, CHEATER, SplitCheckpoint)
     honest = [n for i, n in enumerate(table.nodes) if i not in table.byzantine]
     # A subclass per run: the class attributes say who gets which envelope.
@@ -124,3 +135,84 @@ def test_a_checkpoint_sent_to_some_and_withheld_from_the_rest_commits_everywhere
     run = _run(5, 10, 2, "withhold")
     assert run.honest_agree
     assert not run.honest[0].outcomes[0].voided
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_checkpoint_slot_signed_three_times_does_not_stall_the_table(seed: int) -> None:
+    run = _run(4, seed, 1, "two-bad")
+    assert run.honest_agree
+    assert [n for o in run.honest[0].outcomes for n in o.eliminated] == ["P2"]
+
+
+@pytest.mark.parametrize(("seed", "other"), [
+    (20, "bad-signature"), (21, "bad-signature"), (22, "bad-signature"),
+    (23, "bad-signature"), (24, "accuse"), (25, "accuse")])
+def test_a_healed_fork_leaves_every_node_with_the_same_chain(seed: int, other: str) -> None:
+    # Nodes that took the bad branch hold the good one after the hand commits, so they
+    # take the signer's later envelopes and compute the same checkpoints (before, the
+    # table split or stalled in the next hand when the signer held no key there).
+    run = _run(4 + seed % 2, seed, 1 + seed % 2, other, restless=True)
+    assert run.honest_agree
+    node = run.honest[0]
+    signer = node.members[node.member_of[CHEATER]]
+    chains = {tuple(e.id for e in n.transcript.chain(signer)[:len(node.transcript.chain(
+        signer))]) for n in run.honest}
+    assert len({c[:min(len(x) for x in chains)] for c in chains}) == 1
+
+
+class LateSigner(TableNode):
+    """In the first hand where some member holds no key, withholds its checkpoint until
+    just after its time limit, then sends it only to the members without a key."""
+
+    release_at: float | None = None
+    held: Envelope | None = None
+    spectators: tuple[str, ...] = ()
+    names_by_member: ClassVar[dict[int, str]] = {}
+    clock = 0.0
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if (kind == msg.CHECKPOINT and hand is not None and self.held is None
+                and len(hand.holders) < len(self.members)):
+            seq, prev = self.transcript.next_slot(self.identity.public)
+            self.held = Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
+                                      prev=prev, kind=kind, body=body)
+            self.release_at = self.clock + self.timing.limit + 0.3
+            self.spectators = tuple(name for m, name in self.names_by_member.items()
+                                    if self.seat_of[m] not in hand.holders)
+            return
+        if self.release_at is not None:
+            return  # silent until the release (its chain stays unforked)
+        super()._emit(out, kind, body)
+
+    def receive(self, sender: str, data: bytes, now: float) -> list[Output]:
+        self.clock = now
+        return list(super().receive(sender, data, now))
+
+    def wake(self, now: float) -> list[Output]:
+        self.clock = now
+        out = list(super().wake(now))
+        if self.held is not None and self.release_at is not None and now >= self.release_at:
+            self.release_at = None
+            self._accept(self.held.wire)
+            out += [Send(self.held.wire, to=name) for name in self.spectators]
+        return out
+
+
+@pytest.mark.parametrize("seed", [8])
+def test_a_signature_sent_after_its_agreed_time_out_commits_nothing(seed: int) -> None:
+    # The holders agreed its time-out and void the hand; the members without a key got
+    # the late signature and used to commit the hand. (Still open: when the late
+    # signature reaches them before any holder's vote, as with seed 6, they commit.)
+    table = build_table(4, seed=seed, chips=2, deciders=lambda _i: Restless())
+    node = misbehave(table, CHEATER, LateSigner)
+    node.__class__ = type("Late", (LateSigner,), {"names_by_member": {
+        node.members.index(n.identity.public): n.name for n in table.nodes}})
+    run = table.run(until=900.0, max_hands=4)
+    assert run.honest_agree
+    assert isinstance(node, LateSigner)
+    assert node.held is not None, "a hand had a member without a key"
+    late = next(o for o in run.honest[0].outcomes
+                if o.hand == node.held.body["hand"])
+    assert late.voided
+    assert late.eliminated == ["P2"]

@@ -139,3 +139,30 @@ def test_an_accuse_that_discloses_a_box_its_author_did_not_seal_is_blamed() -> N
     assert first.eliminated == ["P2"]
     assert any(a["accused"] == "P2" and a["kind"] == FaultKind.MALFORMED.value
                and a["verdict"] == "proven" for a in first.accusations), first.accusations
+
+
+class RepeatPadder(TableNode):
+    """Accuses (nothing) with its genuine disclosures, the first one repeated."""
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.me is not None and self.stage >= Stage.PLAY
+                and self._once("pad")):
+            real = self._disclosures(hand)
+            self._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": real + real[:1],
+                                         "hand": hand.number})
+            return True
+        return super()._act(out)
+
+
+def test_an_accuse_that_discloses_a_box_twice_is_blamed() -> None:
+    # A list filled up with repeats would reach the cap and leave a forward it left out
+    # unproven.
+    table = build_table(4, seed=3, chips=3)
+    misbehave(table, LIAR, RepeatPadder)
+    run = table.run(until=3600.0, max_hands=2)
+    assert run.honest_agree
+    first = next(o for o in run.honest[0].outcomes if o.voided)
+    assert first.eliminated == ["P2"]
+    assert any(a["accused"] == "P2" and a["kind"] == FaultKind.MALFORMED.value
+               and a["verdict"] == "proven" for a in first.accusations), first.accusations
