@@ -149,6 +149,27 @@ def test_an_own_envelope_is_taken_without_a_second_check(
             t.receive_own(env)
 
 
+def test_adopt_holds_the_other_branch_of_a_fork_and_takes_its_successors() -> None:
+    t = _fresh()
+    a1, a2, a3, a4 = CHAINS[0]
+    other = _chain(PEOPLE[0], 2, tag="b", start=a1)  # seq 2 and 3 of a second branch
+    for env in (a1, other[0], other[1]):
+        t.receive(env.wire)
+    assert t.chain(MEMBERS[0]) == (a1, other[0], other[1])
+    # The first branch's seq 3 does not link here: a fork, and it is not held.
+    assert [type(e) for e in t.receive(a2.wire)] == [Equivocated]
+    assert [type(e) for e in t.receive(a3.wire)] == [Equivocated]
+    assert t.adopt(a2) == [Accepted(a2)]
+    assert t.chain(MEMBERS[0]) == (a1, a2)
+    assert t.receive(a3.wire) == [Accepted(a3)]  # its successors link now
+    assert t.receive(a4.wire) == [Accepted(a4)]
+    assert t.adopt(a2) == []  # held already
+    with pytest.raises(LocalProtocolError):
+        t.adopt(other[1])  # seq 3 of the dropped branch: does not link to a2
+    with pytest.raises(LocalProtocolError):
+        t.adopt(CHAINS[1][0])  # nothing held for that member yet
+
+
 def test_a_second_signature_over_the_same_content_is_a_duplicate_not_a_fork() -> None:
     # Ed25519 lets a signer make many signatures on one message; the id does not
     # cover the signature, so this is the same envelope.
