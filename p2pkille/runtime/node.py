@@ -99,6 +99,7 @@ from protocol.shuffle_proof import (
 )
 from protocol.transcript import (
     Accepted,
+    Buffered,
     Equivocated,
     Equivocation,
     Transcript,
@@ -542,8 +543,10 @@ class TableNode:
             return
         self._took(events)
         hand = self.hand
+        # Only an envelope the chains did not take can be the other branch of a slot.
         if (self.stage == Stage.CHECKPOINT and hand is not None
-                and len(hand.agreed) < len(hand.holders) and _CHECKPOINT_KIND in data):
+                and len(hand.agreed) < len(hand.holders) and _CHECKPOINT_KIND in data
+                and not any(isinstance(e, Accepted | Buffered) for e in events)):
             self._good_checkpoint(data)
 
     def _took(self, events: Sequence[TranscriptEvent]) -> None:
