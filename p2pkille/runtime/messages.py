@@ -48,9 +48,10 @@ TIMEOUT: Final = "timeout"
 SEEN: Final = "seen"
 PET: Final = "pet"
 REWOUND: Final = "rewound"
+OVER: Final = "over"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
-                          REWOUND})
+                          REWOUND, OVER})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -73,13 +74,16 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # opened: shares that open a card a claim hid (audit tables); parts: the test
         # parts that show a strict claim false. Both prove a false-fact accusation.
         # cause: the id of the other holder's accuse that made an accuse with no
-        # accusations join the void round (docs/protocol.md II.11.1).
-        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts", "cause")),
+        # accusations join the void round; root: that accuse's bytes (II.11.1).
+        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts", "cause", "root")),
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
         (PET, ("at", "share"), ()),
         # after a node took back its own late decision: what it sent since is void
         (REWOUND, ("at",), ()),
+        # a key holder of the game's last hand, after it counted that hand: tells the
+        # members without a key that it moved on (docs/protocol.md II.7)
+        (OVER, (), ()),
     )
 }
 MAX_SEATS: Final = 64

@@ -67,7 +67,7 @@ from protocol.deck import (
     shuffle_step,
 )
 from protocol.domain import hash32, hash64
-from protocol.envelope import ZERO_HASH, Envelope, decode
+from protocol.envelope import MAX_ENVELOPE_SIZE, ZERO_HASH, Envelope, decode
 from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from protocol.group import Point, Scalar, Workers
 from protocol.identity import Identity
@@ -185,6 +185,20 @@ class _Pet:
     parts: dict[int, PetShare] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Accuse:
+    """What one accuse says (a holder's, or a version another holder carried)."""
+
+    id: bytes
+    accusations: tuple[msg.Accusation, ...]
+    disclosed: list[tuple[int, msg.ShareEntry, bytes | None]]
+    opened: list[tuple[int, msg.ShareEntry]]
+    parts: list[tuple[int, bytes]]
+    cause: bytes | None
+    rooted: bool        # it carries the accuse it cites
+    agreed: bool        # its author signed the hand's checkpoint before it
+
+
 class _Hand:
     """The cryptographic state of one hand."""
 
@@ -240,6 +254,9 @@ class _Hand:
         self.answered: set[tuple[int, int, int]] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
         self.scan_version = -1
+        # members without a key: holders whose chain holds a later hand's envelope
+        self.moved: set[int] = set()
+        self.moved_version = -1
         self.snapshot: GameSnapshot | None = None  # the game before this hand's Deal
         # fact count -> (phase, expected seat) when the game stood there: tells a vote on
         # a decision (which gets the default) from a vote on a withheld cryptographic step.
@@ -262,11 +279,16 @@ class _Hand:
         # false (what my accuse shows).
         self.claims_tested: dict[bytes, tuple[PetClaim, Ciphertext, tuple[Point, ...]]] = {}
         self.lie_parts: list[tuple[int, bytes]] = []
-        # Why I joined a void round that I did not start: the id of the other holder's
-        # accuse that stopped the hand for me. Per accuser: its accuse's id and its cause.
+        # Why I joined a void round that I did not start: the id of the accuse I cite and
+        # the bytes I carry of it (II.11.1). Per accuser: its accuse's id, and its cause
+        # with whether it carried the cited accuse.
         self.cause: bytes | None = None
+        self.root: bytes | None = None
         self.accuse_ids: dict[int, bytes] = {}
-        self.causes: dict[int, bytes | None] = {}
+        self.causes: dict[int, tuple[bytes | None, bool]] = {}
+        # protocol seat -> {id: bytes} of its accuses that others carried as their cause
+        self.cited: dict[int, dict[bytes, bytes]] = {}
+        self.counted: dict[int, bytes] = {}  # protocol seat -> id of the accuse that counts
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -305,6 +327,9 @@ class TableNode:
         self.transcript = Transcript(table=config.table_id, members=self.members,
                                      kinds=msg.KINDS)
         self._consumed = [0] * len(self.members)
+        # per member: the seq of its last consumed envelope that is not _AMBIENT (a
+        # checkpoint's cut for a member without a key: the same at every node)
+        self._paced = [0] * len(self.members)
         self.stage = Stage.COMMIT
         self._commits: dict[int, bytes] = {}
         self._nonces: dict[int, bytes] = {}
@@ -348,6 +373,10 @@ class TableNode:
         self._now = 0.0  # the time of the input being handled (start, receive, wake)
         self._held_at: dict[tuple[int, int], float] = {}  # (member, seq) -> taken in at
         self._certs: dict[int, tuple[bytes, ...]] = {}    # hand -> its checkpoint wires
+        self._over: set[tuple[int, int]] = set()  # (member, hand) of overs taken
+        self._over_due: list[int] = []  # hands I held a key in and must say over for
+        # (seat, hand) of forks whose two branches are both accuses of that hand
+        self._accuse_forks: set[tuple[int | None, int]] = set()
         self._outbox: list[bytes] = []  # wires to send every member (forks' branches)
         self._cert_holders: dict[int, tuple[int, ...]] = {}  # hand -> its key holders
         self._late_seens: list[tuple[int, tuple[int, int, int]]] = []  # to answer (_late_vote)
@@ -557,6 +586,9 @@ class TableNode:
                     self._now)
             elif isinstance(event, Equivocated):
                 author = self._index[event.author]
+                number = _accuse_fork(event.evidence)
+                if number is not None:
+                    self._accuse_forks.add((self._seat(author), number))
                 self._fault(FaultKind.EQUIVOCATION, self._seat(author),
                             f"{event.author.fingerprint} signed two envelopes for one slot",
                             event.evidence.to_bytes())
@@ -597,25 +629,27 @@ class TableNode:
         hand.cert.append(env.wire)
         # The adopted one is counted here; what was consumed after it was dropped.
         self._consumed[m] = min(env.seq, self._consumed[m])
+        self._paced[m] = (env.seq if self._consumed[m] == env.seq
+                          else min(self._paced[m], self._consumed[m]))
         self._took(events)
 
     def _seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
 
     def _fault(self, kind: FaultKind, seat: int | None, reason: str,
-               evidence: bytes = b"", *, force: bool = False) -> None:
+               evidence: bytes = b"", *, stops: bool = True) -> None:
         """The one place a detected fault is recorded. A fault of a key holder of the
         current hand, with evidence, before this node signed the hand's checkpoint,
-        stops the hand: the node will accuse (docs/protocol.md II.11.1). ``force``: a bad
-        checkpoint signature, which every node finds, stops it even after I signed (II.7)."""
+        stops the hand: the node will accuse (docs/protocol.md II.11.1), unless not
+        ``stops`` (a bad checkpoint signature counts as a missing one, II.7)."""
         hand = self.hand
         self.faults.append(Fault(kind, seat, hand.number if hand is not None else 0, reason,
                                  evidence))
         if (hand is None or seat is None or not evidence or seat not in hand.holders
                 or self.stage == Stage.DONE
-                or (not force and hand.me is not None and hand.me in hand.signed)):
+                or not stops or (hand.me is not None and hand.me in hand.signed)):
             return
-        if force or not any(a.accused == seat for a in hand.mine):
+        if not any(a.accused == seat for a in hand.mine):
             text = "".join(c if " " <= c <= "~" else "?" for c in reason[:msg.MAX_REASON])
             hand.mine.append(msg.Accusation(seat, kind.value, text, evidence))
         hand.voiding = True
@@ -640,6 +674,8 @@ class TableNode:
                     if env is None or not self._ready(m, env):
                         break
                     self._consumed[m] += 1
+                    if env.kind not in _AMBIENT:
+                        self._paced[m] = self._consumed[m]
                     self._consume(m, env)
                     self._verdict()
                     progressed = True
@@ -688,6 +724,10 @@ class TableNode:
         if kind == msg.ACCEPT:
             return stage == Stage.ACCEPT
         hand = self.hand
+        if kind == msg.OVER:  # once this node is past that hand
+            number = env.body.get("hand")
+            return (stage == Stage.DONE or hand is None or type(number) is not int
+                    or number < hand.number)
         if hand is None or self.view is None:
             return stage == Stage.DONE  # a late envelope after the end: consume as a fault
         number = env.body.get("hand")
@@ -776,7 +816,8 @@ class TableNode:
         try:
             handler = getattr(self, "_on_" + env.kind)
             msg.check_body(env.kind, env.body, env.wire)
-            if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT):
+            if self.hand is not None and env.kind not in (msg.COMMIT, msg.NONCE, msg.ACCEPT,
+                                                          msg.OVER):
                 number = msg.get_hand(env.body, env.wire)
                 if env.kind == msg.TIMEOUT and number in self._certs:
                     self._late_vote(number, msg.get_step(env.body, env.wire))
@@ -1458,14 +1499,16 @@ class TableNode:
                 self._false_fact(found, self._last_of(found.seat))
         # A key holder's cut is its reveal: votes and accusations are read ahead of
         # consumption, so how far past it a node has consumed differs between nodes.
-        # An expelled seat's chain may have forked (it equivocated): honest nodes can
-        # hold different branches of it, so checkpoints leave it out (cut 0).
+        # Another member's is its last envelope consumed where the game waited for it
+        # (an over or a late seen is consumed whenever it arrives). An expelled seat's
+        # chain may have forked (it equivocated): honest nodes can hold different
+        # branches of it, so checkpoints leave it out (cut 0).
         heads = []
-        for m, consumed in enumerate(self._consumed):
+        for m, paced in enumerate(self._paced):
             seat = self.seat_of[m]
             index = hand.protocol_seat(seat)
             heads.append(hand.reveal_seq[index] if index is not None else
-                         0 if seat in self._expelled else consumed)
+                         0 if seat in self._expelled else paced)
         cut = TranscriptCut(tuple(heads))
         hand.checkpoint = Checkpoint.of(self.transcript, hand=hand.number,
                                         state=state_digest(view.game, hand.number),
@@ -1481,20 +1524,21 @@ class TableNode:
             return  # the other branch of a fork whose good signature is counted already
         if index in hand.signed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second checkpoint signature")
-        hand.signed.add(index)  # its one checkpoint of the hand, good or bad
         try:
             sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
                                       evidence=env.wire)
             hand.checkpoint.verify_signature(self.members[m], sig, evidence=env.wire)
         except RemoteProtocolError as exc:
-            # No signature: every node checks this same envelope, so every node voids
-            # the hand and blames its author, signed or not (II.7).
+            # No signature: it counts as missing, so the holders vote its time out unless
+            # a good one comes (as the other branch of a fork). No accuse: a hand that
+            # still commits must not have its forwards disclosed (II.7).
             self._fault(FaultKind.CHECKPOINT, self.seat_of[m],
-                        f"not a signature of our checkpoint: {exc}", env.wire, force=True)
+                        f"not a signature of our checkpoint: {exc}", env.wire, stops=False)
             return
+        hand.signed.add(index)
         hand.agreed.append(self.seat_of[m])
         hand.cert.append(env.wire)
-        if len(hand.agreed) == len(hand.holders) and not self._votes_open(hand):
+        if len(hand.agreed) == len(hand.holders) and self._may_commit(hand):
             # Even in a void round: a holder's accuse after its signature counts only
             # against a checkpoint signature, and a good one of every holder is known.
             # Not once a holder's time-out is agreed: its late signature comes too late.
@@ -1540,12 +1584,59 @@ class TableNode:
                     continue
             hand.scanned[m] = seq
 
+    def _on_over(self, m: int, env: Envelope) -> None:
+        """A holder of a counted hand with no key in the next one says it moved on; taken
+        once this node is past that hand (``_ready``). A bad one is a fault of a past
+        hand: recorded, and it stops nothing."""
+        number = msg.get_hand(env.body, env.wire)
+        holders = self._cert_holders.get(number)
+        if (number in self._voided or (holders is not None and self.seat_of[m] not in holders)
+                or (m, number) in self._over):
+            self.faults.append(Fault(FaultKind.ILLEGAL_ACT, self.seat_of[m], number,
+                                     "over for a hand it held no key in, one voided, or "
+                                     "a second one", env.wire))
+            return
+        self._over.add((m, number))
+
     def _on_rewound(self, m: int, env: Envelope) -> None:
         hand = self.hand
         assert hand is not None
         canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="rewound",
                           evidence=env.wire)
         hand.skipping.discard(self.seat_of[m])
+
+    def _may_commit(self, hand: _Hand) -> bool:
+        """With a good signature of every holder: may the hand count now (II.7)?
+
+        Not while a vote on a checkpoint signature is open or agreed. A member without a
+        key casts no vote, and a late signature may reach it before any holder's vote
+        does: it waits until, for every holder, another holder's chain holds an envelope
+        of a later hand. That holder's votes of this hand are then in (read ahead by the
+        scan): either one is open or agreed, or it did not vote that seat out, and an
+        agreed time-out needs every other holder's vote. After the game's last hand
+        the holders send ``over`` instead."""
+        if hand.me is None:
+            self._scan(hand)
+            if hand.moved_version != self._version:
+                hand.moved_version = self._version
+                hand.moved = {k for k, seat in enumerate(hand.holders)
+                              if self._moved_on(seat, hand.number)}
+            if not all(hand.moved - {k} for k in range(len(hand.holders))):
+                return False
+        return not self._votes_open(hand)
+
+    def _moved_on(self, seat: int, number: int) -> bool:
+        """Does ``seat``'s chain hold an envelope of a hand after ``number``?"""
+        m = self.member_of[seat]
+        member = self.members[m]
+        seq = self._consumed[m] + 1
+        while (env := self.transcript.get(member, seq)) is not None:
+            later = env.body.get("hand")
+            if type(later) is int and (later > number or (
+                    later == number and env.kind == msg.OVER)):
+                return True
+            seq += 1
+        return False
 
     @staticmethod
     def _votes_open(hand: _Hand) -> bool:
@@ -1681,6 +1772,31 @@ class TableNode:
         index = self._holder(m)
         if index in hand.accuses:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
+        accuse = self._parse_accuse(m, env)  # before any state changes: a malformed
+        root = self._root(index, env, accuse.cause)  # accuse counts for nothing
+        hand.taken.add(env.id)
+        if root is not None:
+            hand.cited.setdefault(self._holder(self._index[root.author]), {})[root.id] = (
+                root.wire)
+            # Into the chains: a node that holds the other branch finds the fork, and one
+            # that lacks the slot takes it (II.11.1).
+            self._accept(root.wire)
+        self._install(index, accuse)
+        if accuse.agreed:
+            return
+        if not hand.voiding and index != hand.me:
+            # What I cite when I join: the accuse that stopped the hand for the sender if it
+            # carries one (so a carried accuse never carries another), else the sender's.
+            hand.cause = root.id if root is not None else env.id
+            hand.root = root.wire if root is not None else (
+                env.wire if "cause" not in env.body else None)
+        hand.voiding = True
+
+    def _parse_accuse(self, m: int, env: Envelope) -> _Accuse:
+        """The content of member ``m``'s accuse ``env``; :class:`_Blame` on its author if
+        it is malformed. Reads ``m``'s chain up to ``env`` (its boxes, its signature)."""
+        hand = self.hand
+        assert hand is not None
         accusations = tuple(msg.get_accusations(env.body, env.wire))
         if any(acc.accused >= len(self.members) for acc in accusations):
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "accuses a seat that does not exist")
@@ -1695,29 +1811,57 @@ class TableNode:
             # ones would leave a dispute over a forward it left out unproven (_dispute).
             raise _Blame(FaultKind.MALFORMED, _AUTHOR,
                          "discloses a box it did not seal, or one twice")
-        # Everything parsed before any state changes: a malformed accuse counts for nothing.
         opened = msg.get_opened(env.body, env.wire)
         parts = msg.get_parts(env.body, env.wire)
         cause = (canonical.get_bytes(env.body, "cause", what="accuse", size=32,
                                      evidence=env.wire) if "cause" in env.body else None)
-        hand.taken.add(env.id)
-        if self._before_accusing(hand.holders[index], hand.number, msg.CHECKPOINT):
-            # It signed the hand's checkpoint first (read from its chain, as every node
-            # does): it agreed to the hand, so its accusations are void but for bad
-            # signatures (which every node finds itself), and it stops nothing; the
-            # accuse still closes its part of a void round.
-            hand.accuses[index] = tuple(a for a in accusations
-                                        if a.kind == FaultKind.CHECKPOINT.value)
+        if "root" in env.body and cause is None:
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "carries an accuse it does not cite")
+        # It signed the hand's checkpoint first (read from its chain, as every node does):
+        # it agreed to the hand, so its accusations are void but for bad signatures (which
+        # every node finds itself), and it stops nothing; the accuse still closes its part
+        # of a void round.
+        agreed = self._before_accusing(self.seat_of[m], hand.number, msg.CHECKPOINT)
+        if agreed:
+            accusations = tuple(a for a in accusations if a.kind == FaultKind.CHECKPOINT.value)
+        return _Accuse(env.id, accusations, disclosed, opened, parts, cause,
+                       "root" in env.body, agreed)
+
+    def _root(self, index: int, env: Envelope, cause: bytes | None) -> Envelope | None:
+        """The accuse that ``env`` carries as its cause (II.11.1): another holder's accuse
+        of this hand, signed, carrying none itself, with the cited id. Checked from its
+        bytes alone, so every node decides alike; :class:`_Blame` on ``env``'s author."""
+        hand = self.hand
+        assert hand is not None
+        if "root" not in env.body:
+            return None
+        data = canonical.get_bytes(env.body, "root", what="accuse", min_size=1,
+                                   max_size=MAX_ENVELOPE_SIZE, evidence=env.wire)
+        try:
+            root = decode(data, table=self.config.table_id, members=self.members,
+                          kinds=(msg.ACCUSE,))
+            msg.check_body(root.kind, root.body, data)
+        except RemoteProtocolError as exc:
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, f"carried accuse: {exc}") from exc
+        author = hand.protocol_seat(self.seat_of[self._index[root.author]])
+        if (root.body.get("hand") != hand.number or author is None or author == index
+                or "root" in root.body or root.id != cause):
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "carries an accuse that is not "
+                         "another holder's of this hand, or not the one it cites")
+        return root
+
+    def _install(self, index: int, accuse: _Accuse) -> None:
+        hand = self.hand
+        assert hand is not None
+        hand.accuses[index] = accuse.accusations
+        hand.counted[index] = accuse.id
+        if accuse.agreed:
             return
-        hand.accuses[index] = accusations
-        hand.disclosed[index] = disclosed
-        hand.opened[index] = opened
-        hand.parts[index] = parts
-        hand.accuse_ids[index] = env.id
-        hand.causes[index] = cause
-        if not hand.voiding and index != hand.me:
-            hand.cause = env.id
-        hand.voiding = True
+        hand.disclosed[index] = accuse.disclosed
+        hand.opened[index] = accuse.opened
+        hand.parts[index] = accuse.parts
+        hand.accuse_ids[index] = accuse.id
+        hand.causes[index] = (accuse.cause, accuse.rooted)
 
     def _disclosures(self, hand: _Hand) -> list[JsonValue]:
         """The boxes I sealed in this hand that a key holder may dispute, with each box's
@@ -1725,13 +1869,18 @@ class TableNode:
         it is raised (docs/protocol.md II.11.1): every box of my deal (each is one share
         of another's card, which stays hidden while its holder keeps its own share), and
         every forward to a holder, unless that holder's accuse is in and does not accuse
-        me. First the forwards to my accusers, then the deal, then the other forwards."""
+        me, or it signed the checkpoint and I did too. First the
+        forwards to my accusers, then the deal, then the other forwards."""
         me = self.my_seat
         accusers: set[int] = set()
         quiet: set[int] = set()
         for k, accs in hand.accuses.items():
             accuses_me = any(a.accused == me and a.kind in _SEALED for a in accs)
             (accusers if accuses_me else quiet).add(hand.holders[k])
+        if hand.me in hand.signed:
+            # Every other holder signed, accused or timed out (_act). One that signed
+            # before it accused disputes nothing (its accusations are void, §11.1).
+            quiet |= {hand.holders[k] for k in hand.signed} - accusers
 
         def rank(slot: tuple[int, int, int | None, int]) -> int:
             return 1 if slot in hand.deal_boxes else 0 if slot[3] in accusers else 2
@@ -1962,15 +2111,19 @@ class TableNode:
                 self._good_checkpoint(fork.first)
                 self._good_checkpoint(fork.second)
         if (self.stage == Stage.CHECKPOINT and len(hand.agreed) == len(hand.holders)
-                and not self._votes_open(hand)):
-            self._commit()  # the last good signature came with a fork (_good_checkpoint)
+                and self._may_commit(hand)):
+            # The last good signature came with a fork (_good_checkpoint), or a member
+            # without a key saw the holders move on.
+            self._commit()
             return
         self._scan(hand)
         self._timeouts(hand)
         if not hand.voiding:
             return
+        equivocated = self._cited_versions(hand)
         checked = [(hand.holders[k], acc, self._check(hand.holders[k], acc))
-                   for k in sorted(hand.accuses) for acc in hand.accuses[k]]
+                   for k in sorted(hand.accuses) for acc in hand.accuses[k]
+                   if hand.holders[k] not in equivocated]
         if any(ok == _PENDING for _, _, ok in checked):
             return
         verdicts = [(by, acc, ok) for by, acc, ok in checked if not isinstance(ok, str)]
@@ -1979,7 +2132,9 @@ class TableNode:
         # A forked chain is dead at every node that holds both branches, whenever that was
         # found (in an earlier stage too): its accuse may never come. Equivocation evidence
         # is self-verifying, so an accusation that carries it counts as well.
-        forked = {f.seat for f in self.faults if f.kind == FaultKind.EQUIVOCATION} | {
+        # (A fork of an accuse alone is settled by what the others carried: _cited_versions.)
+        forked = {f.seat for f in self.faults if f.kind == FaultKind.EQUIVOCATION
+                  and (f.seat, hand.number) not in self._accuse_forks} | {
             acc.accused for _, acc, ok in verdicts
             if ok and acc.kind == FaultKind.EQUIVOCATION.value}
         # A forked seat is not waited for, so whether its accuse is in differs between
@@ -1987,7 +2142,7 @@ class TableNode:
         verdicts = [(by, acc, ok) for by, acc, ok in verdicts if by not in forked]
         blamed = {acc.accused for _, acc, ok in verdicts if ok} | {
             by for by, _, ok in verdicts if ok is False}
-        blamed |= hand.timed_out
+        blamed |= hand.timed_out | equivocated
         # Every holder's accuse counts, a proven cheater's too (its accusations may prove
         # another seat, and the verdict lists them): only a seat whose time-out the table
         # agreed, or whose chain forked, is not waited for.
@@ -1999,10 +2154,12 @@ class TableNode:
             # Nobody to blame: whoever stopped the hand with an accuse that accuses nothing
             # and cites no other holder's accuse as its cause did it for nothing (else any
             # seat could void every hand for free). Every holder's accuse is in by now.
+            # A cause is good if the accuse carried the cited one (checked on arrival), or
+            # cites by id an accuse of another holder that this node holds.
             ids = set(hand.accuse_ids.values())
             idle = {hand.holders[k] for k, accs in hand.accuses.items()
-                    if not accs and k in hand.accuse_ids
-                    and hand.causes.get(k) not in ids - {hand.accuse_ids[k]}}
+                    if not accs and k in hand.accuse_ids and not hand.causes[k][1]
+                    and hand.causes[k][0] not in ids - {hand.accuse_ids[k]}}
             blamed |= idle
         assert view is not None
         names = self.names
@@ -2022,6 +2179,9 @@ class TableNode:
         told += [{"accused": names[s], "by": None, "kind": "timeout",
                   "reason": "every other key holder voted its time out", "verdict": "agreed"}
                  for s in sorted(hand.timed_out)]
+        told += [{"accused": names[s], "by": None, "kind": FaultKind.EQUIVOCATION.value,
+                  "reason": "signed two accuses for one slot, both carried by other holders",
+                  "verdict": "proven"} for s in sorted(equivocated)]
         told += [{"accused": names[s], "by": None, "kind": FaultKind.ILLEGAL_ACT.value,
                   "reason": "stopped the hand with an accuse that accuses nothing and "
                             "cites no cause", "verdict": "proven"} for s in sorted(idle)]
@@ -2033,6 +2193,29 @@ class TableNode:
             eliminated=[names[s] for s in sorted(blamed)]))
         self._tell("void")
         self._next_hand()
+
+    def _cited_versions(self, hand: _Hand) -> set[int]:
+        """Settle forks of accuses by what the other holders carried (II.11.1). A holder
+        whose accuse others carried in one version counts with that version, whichever
+        this node took; one carried in two versions is blamed, and its accuse counts for
+        nothing. Every holder's accuse is in before a verdict, so every node holds the
+        same carried versions: the seats returned (table seats) are the same everywhere."""
+        equivocated: set[int] = set()
+        for k, versions in hand.cited.items():
+            if len(versions) > 1:
+                equivocated.add(hand.holders[k])
+                continue
+            if k not in hand.accuses or hand.counted.get(k) == next(iter(versions)):
+                continue  # its accuse is not in yet, or the carried one counts already
+            wire = next(iter(versions.values()))
+            m = self.member_of[hand.holders[k]]
+            try:
+                self._install(k, self._parse_accuse(m, decode(
+                    wire, table=self.config.table_id, members=self.members,
+                    kinds=(msg.ACCUSE,))))
+            except (_Blame, RemoteProtocolError):
+                equivocated.add(hand.holders[k])  # it signed a malformed one as well
+        return equivocated
 
     def _commit(self) -> None:
         hand = self.hand
@@ -2068,6 +2251,11 @@ class TableNode:
             self._cert_holders.pop(old, None)
         self._tell("commit")
         self._next_hand()
+        if hand.me is not None and (self.stage == Stage.DONE or self.hand is None
+                                    or self.hand.me is None):
+            # No envelope of mine in the next hand would show the members without a key
+            # that I moved on (_may_commit): say so.
+            self._over_due.append(hand.number)
 
     # ------------------------------------------------------------------ my own moves
 
@@ -2100,6 +2288,11 @@ class TableNode:
                     self.genesis_digest), "hand": 0})
                 return True
             return False
+        while self._over_due:
+            number = self._over_due.pop(0)
+            if self._once("over", number):
+                self._emit(out, msg.OVER, {"hand": number})
+                return True
         hand = self.hand
         if hand is None or stage == Stage.DONE:
             return False
@@ -2117,7 +2310,21 @@ class TableNode:
                     if env.body.get("hand") == n]
             return True
         if hand.voiding:
-            if hand.me is None or not self._once("accuse", n):
+            # My accuse in my chain (replayed from my log after a crash) is my one: the
+            # body depends on what I had taken, so writing it again would make another.
+            if hand.me is None or hand.me in hand.accuses:
+                return False
+            if hand.me in hand.signed and any(
+                    k not in hand.signed and k not in hand.accuses
+                    and hand.holders[k] not in hand.timed_out
+                    for k in range(len(hand.holders))):
+                # I signed the hand: my accuse waits until every other holder signed,
+                # accused or timed out. Then it discloses forwards only to its accusers
+                # (a holder that signed first disputes nothing, §11.1), and if a good
+                # signature of every holder turns up meanwhile (the other branch of a
+                # fork), the hand counts and I never accuse (II.7).
+                return False
+            if not self._once("accuse", n):
                 return False
             body: dict[str, object] = {"accusations": [a.to_json() for a in hand.mine],
                                        "disclosed": self._disclosures(hand), "hand": n}
@@ -2130,6 +2337,12 @@ class TableNode:
                                  for k, data in hand.lie_parts][:msg.MAX_ENTRIES]
             if not hand.mine and hand.cause is not None:
                 body["cause"] = canonical.b64encode(hand.cause)
+                if hand.root is not None:
+                    # Carried when it fits (a cited accuse is at most a few kB but for
+                    # tables of dozens of holders); else cited by id alone (II.11.1).
+                    carried = {**body, "root": canonical.b64encode(hand.root)}
+                    if len(canonical.encode(carried)) + _ENVELOPE_ROOM <= MAX_ENVELOPE_SIZE:
+                        body = carried
             self._emit(out, msg.ACCUSE, body)
             return True
         if stage == Stage.PLAY:
@@ -2343,6 +2556,8 @@ class TableNode:
 
 _CERTS_KEPT: Final = 4  # hands whose checkpoint envelopes a node keeps to send on
 _CHECKPOINT_KIND: Final = b'"kind":"checkpoint"'  # canonical JSON: a cheap first filter
+# Room an envelope's header and signature take beside its body.
+_ENVELOPE_ROOM: Final = 1024
 
 
 def _u(value: int) -> bytes:
@@ -2362,6 +2577,8 @@ def _default(phase: int, seat: int) -> Fact:
     return Decline(seat)
 
 
+# Kinds consumed whenever they arrive, not where the game waits for them.
+_AMBIENT: Final = frozenset({msg.OVER, msg.SEEN, msg.TIMEOUT, msg.ACCUSE, msg.REWOUND})
 _AUTHOR: Final = -1
 _PENDING: Final = "pending"
 _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
@@ -2385,6 +2602,23 @@ def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:
     """The card encodings of every copy of ``ranks``, in card order."""
     deck = card_deck()
     return tuple(deck.encodings[i] for i in range(len(deck)) if RANKS[i >> 1] in ranks)
+
+
+def _accuse_fork(fork: Equivocation) -> int | None:
+    """The hand whose accuse both branches of ``fork`` are, if they are (already verified
+    signatures: only the bodies are read)."""
+    numbers = set()
+    for wire in (fork.first, fork.second):
+        try:
+            obj = canonical.decode_object(wire)
+        except RemoteProtocolError:
+            return None
+        body = obj.get("body")
+        if obj.get("kind") != msg.ACCUSE or not isinstance(body, dict):
+            return None
+        numbers.add(body.get("hand"))
+    number = numbers.pop()
+    return number if not numbers and type(number) is int else None
 
 
 class _Blame(ProtocolError):

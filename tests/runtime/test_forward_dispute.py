@@ -15,7 +15,6 @@ from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.node import Stage, TableNode
 from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
-from protocol.envelope import Envelope
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import misbehave
 
@@ -71,17 +70,22 @@ def test_a_false_dispute_of_a_forward_raised_late_blames_the_accuser(seed: int) 
     assert first.eliminated == ["P2"], first.accusations
     dispute = [a for a in first.accusations if a["by"] == "P2"]
     assert [a["verdict"] for a in dispute] == ["false"]
-    # The sealer wrote its accuse before it took the liar's: it cites another's.
+    # The sealer's accuse answers the dispute it was not sent: it discloses the forward.
     node = run.honest[0]
     sealer = node.names.index(str(dispute[0]["accused"]))
-
-    def accuse_of(seat: int) -> Envelope:
-        return next(e for e in node.transcript.chain(node.members[node.member_of[seat]])
-                    if e.kind == msg.ACCUSE and e.body.get("hand") == first.hand)
-
-    cause = accuse_of(sealer).body.get("cause")
-    assert cause is not None
-    assert cause != canonical.b64encode(accuse_of(LIAR).id)
+    accuse = next(e for e in node.transcript.chain(node.members[node.member_of[sealer]])
+                  if e.kind == msg.ACCUSE and e.body.get("hand") == first.hand)
+    lie = next(e for e in node.transcript.chain(node.members[node.member_of[LIAR]])
+               if e.kind == msg.ACCUSE and e.body["accusations"])
+    forward = canonical.decode_object(msg.get_accusations(lie.body, lie.wire)[0].evidence)
+    body = forward["body"]
+    assert isinstance(body, dict)
+    assert isinstance(body["boxes"], list)
+    disputed = {(b["token"], b["by"], b["for"]) for b in body["boxes"] if isinstance(b, dict)}
+    disclosed = {(t, e.sender, e.recipient)
+                 for t, e, _ in msg.get_disclosed(accuse.body, accuse.wire)}
+    assert disputed
+    assert disputed <= disclosed
 
 
 class GarbleAndHide(TableNode):

@@ -250,3 +250,40 @@ def test_a_restarted_node_knows_the_forks_it_saw_and_logs_them_once(tmp_path: Pa
     assert (FaultKind.EQUIVOCATION, cheater.my_seat) in kinds
     restarted.close()
     assert len(load_log(victim.path).evidence) == 1
+
+
+@pytest.mark.parametrize(("seed", "k"), [(7, 0), (8, 2), (9, 1), (10, 2)])
+def test_a_node_crashed_right_after_its_accuse_does_not_accuse_again(
+        tmp_path: Path, seed: int, k: int) -> None:
+    # Its accuse depends on what it had taken when it wrote it (its cause, the forwards
+    # it discloses); after the restart it holds more, so writing it again made a second,
+    # different accuse: "a second accusation" of an honest seat.
+    from p2pkille.runtime import messages as msg
+    from p2pkille.runtime.faults import FaultKind
+
+    table, logged = logged_table(tmp_path, 4, seed=seed, byzantine={1: "false-accuse"})
+    network = table.network
+    victim = [i for i in range(4) if i not in table.byzantine][k]  # the k-th honest node
+    node = table.nodes[victim]
+
+    def accused(n: TableNode) -> bool:
+        return any(e.kind == msg.ACCUSE for e in n.transcript.chain(n.identity.public))
+
+    assert network.run(stop=lambda _: accused(node)).value == "stopped"
+    name = node.name
+    network.crash(name)
+    network.run(until=network.now + 2.0)  # the others' accuses come in meanwhile
+    logged[victim].close()
+    restarted = restart_from_log(logged[victim].path, ThresholdBot(), durable=False)
+    network.restart(name, restarted)
+    table.nodes[victim] = restarted.node
+    run = table.run(max_hands=2)
+    assert run.honest_agree
+    for n in run.honest:
+        assert not n.transcript.equivocations
+        assert not [f for f in n.faults if f.kind is FaultKind.ILLEGAL_ACT
+                    and f.seat == restarted.node.my_seat]
+    mine = [e for e in restarted.node.transcript.chain(restarted.node.identity.public)
+            if e.kind == msg.ACCUSE]
+    assert len({e.body["hand"] for e in mine}) == len(mine)
+    restarted.close()

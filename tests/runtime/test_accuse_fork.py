@@ -1,0 +1,127 @@
+"""A holder that signs two different accuses for one slot, one for each part of the
+table, must not split it (docs/protocol.md II.11.1).
+
+Every node that joins a void round because of another holder's accuse carries that
+accuse (its root cause) in its own accuse. So the versions that made honest nodes stop
+reach every node before its verdict: one version cited is the one every node counts;
+two versions cited prove the fork, and its author is blamed with its accuse counted
+for nothing. Before, each half cited the version it held by id, and each blamed the
+other half for an accuse without a cause.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.io import Output, Send
+from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.sim.faults import Faults
+from p2pkille.sim.table import TableRun, build_table
+from protocol.envelope import Envelope
+from tests.runtime.helpers import misbehave
+
+CHEATER = 1  # seat P2
+
+
+class SplitAccuse(TableNode):
+    """Once play starts in its first hand, stops the hand for nothing with an accuse
+    that accuses nobody and cites no cause, signed in two versions for one chain slot:
+    ``first`` (its disclosures) goes to the peers named in ``half``, ``second`` to the
+    rest. ``second`` is ``"bare"`` (no disclosures) or ``"false"`` (a made-up
+    accusation of seat P1)."""
+
+    half: ClassVar[frozenset[str]] = frozenset()
+    second: ClassVar[str] = "bare"
+    peer_names: ClassVar[tuple[str, ...]] = ()
+    late: list[tuple[str, bytes]]
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.number == 1 and self.stage == Stage.PLAY
+                and not hand.voiding and self._once("split-accuse")):
+            hand.voiding = True
+            self.late = []
+        if getattr(self, "late", None) and len(self.transcript.equivocations) == 0 and (
+                self._version > self.late_after):
+            # "late": the rest get the other version only once the first has reached
+            # them carried by others (they hold the fork; nobody carries the second).
+            out += [Send(wire, to=name) for name, wire in self.late]
+            self.late = []
+        return super()._act(out)
+
+    late_after = 0
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind != msg.ACCUSE or not self._once("split"):
+            super()._emit(out, kind, body)
+            return
+        seq, prev = self.transcript.next_slot(self.identity.public)
+        at = len(out)
+        super()._emit(out, kind, body)
+        sent = out.pop(at)
+        assert isinstance(sent, Send)
+        other: dict[str, object] = {**body, "disclosed": []}
+        if self.second in ("false", "late"):
+            other["accusations"] = [msg.Accusation(
+                0, "illegal-act", "made up", sent.data).to_json()]
+        fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                             kind=kind, body=other)
+        if self.second == "late":
+            # The made-up accusation goes first, to some; the rest get the bare one late.
+            self.late = [(name, sent.data) for name in self.peer_names
+                         if name != self.name and name not in self.half]
+            self.late_after = self._version + 40
+            out += [Send(fork.wire, to=name) for name in self.half]
+            return
+        for name in self.peer_names:
+            if name != self.name:
+                out.append(Send(sent.data if name in self.half else fork.wire, to=name))
+
+
+def _run(peers: int, seed: int, half: int, second: str, faults: str = "") -> TableRun:
+    table = build_table(peers, seed=seed, chips=3,
+                        faults=Faults.parse(faults) if faults else None)
+    cheater = misbehave(table, CHEATER, SplitAccuse)
+    honest = [n for i, n in enumerate(table.nodes) if i not in table.byzantine]
+    cheater.__class__ = type("Split", (SplitAccuse,), {
+        "half": frozenset(n.name for n in honest[:half]), "second": second,
+        "peer_names": tuple(n.name for n in table.nodes)})
+    return table.run(until=3600.0, max_hands=3)
+
+
+def _check(run: TableRun) -> None:
+    assert run.honest_agree, "honest nodes reached different hands"
+    first = run.honest[0].outcomes
+    assert first[0].voided, "the cheater stopped the first hand"
+    eliminated = [name for o in first for name in o.eliminated]
+    assert eliminated == ["P2"], f"only the forking accuser pays: {eliminated}"
+
+
+@pytest.mark.parametrize(("peers", "seed", "half", "second"), [
+    (4, 1, 1, "bare"), (4, 2, 2, "bare"), (5, 3, 2, "bare"), (6, 4, 3, "bare"),
+    (4, 5, 1, "false"), (5, 6, 2, "false"), (5, 7, 3, "false"),
+])
+def test_an_accuse_signed_twice_for_one_slot_does_not_split_the_table(
+        peers: int, seed: int, half: int, second: str) -> None:
+    _check(_run(peers, seed, half, second))
+
+
+@pytest.mark.parametrize(("peers", "seed", "half"), [(4, 31, 1), (5, 32, 2), (6, 33, 2)])
+def test_an_accuse_version_carried_by_others_counts_where_the_other_was_taken(
+        peers: int, seed: int, half: int) -> None:
+    """Some get a made-up accusation, the rest the bare version only after the first
+    reached them carried by the others: every node counts the carried version (the
+    made-up accusation is false, which costs its author), however it learnt of the fork."""
+    run = _run(peers, seed, half, "late")
+    _check(run)
+    voided = run.honest[0].outcomes[0]
+    assert [(a["accused"], a["by"], a["verdict"]) for a in voided.accusations] == [
+        ("P1", "P2", "false")]
+
+
+@pytest.mark.parametrize("faults", ["drop=0.1,dup=0.05", "reorder=0.2,delay=80ms"])
+def test_an_accuse_fork_under_faults(faults: str) -> None:
+    _check(_run(5, 21, 2, "bare", faults))
