@@ -18,7 +18,9 @@ shuffle phase on this kind of machine.
 
 With ``--threads N`` (N > 1) parts 1 and 2 run twice, on one thread and with
 ``protocol.group.Workers`` of a pool of N threads (rbcl releases the GIL, so a
-large sum's chunks run side by side), and print both; part 3 then prices a bare
+large sum's chunks run side by side), and print both; a table between them prices
+the hand-over to the pool and single products split or not (the figures behind
+``MIN_PARALLEL_PRODUCTS``); part 3 then prices a bare
 ``mult_sum`` of 2,000 terms both ways and, for comparison, 72 whole checks
 spread over the pool (one check per thread instead of one check split).
 No pass/fail: it prints tables.
@@ -33,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import rbcl
 
+from protocol import group
 from protocol.deck import (
     Ciphertext,
     Deck,
@@ -41,7 +44,15 @@ from protocol.deck import (
     encode_deck,
     initial_deck,
 )
-from protocol.group import Point, Scalar, Workers, counters, mult_sum
+from protocol.group import (
+    MIN_PARALLEL_PRODUCTS,
+    Point,
+    Scalar,
+    Workers,
+    counters,
+    mult_sum,
+    products,
+)
 from protocol.keys import HandContext, KeyShare, joint_key
 from protocol.rng import SystemRng
 from protocol.shuffle_proof import (
@@ -226,6 +237,56 @@ def part2(sizes: list[int], raw: dict[str, float], workers: Workers | None) -> N
           "   one-thread row over this row's)\n")
 
 
+def dispatch(workers: Workers) -> None:
+    """What handing work to the pool costs, and single products split or not.
+
+    The figures behind ``MIN_PARALLEL_PRODUCTS``: a proof's check has 4 products
+    (a decryption share or a PET response: 1 base-point and 3 variable-base) or
+    29 (a PET claim excluding 12 encodings); below the threshold they stay on
+    the calling thread.
+    """
+    rounds = 15
+
+    def noop() -> None:
+        return None
+
+    best_noop = float("inf")
+    for _ in range(rounds):
+        began = time.perf_counter()
+        for _ in range(200):
+            workers.pool.submit(noop).result()
+        best_noop = min(best_noop, (time.perf_counter() - began) / 200)
+    rng = SystemRng()
+    sizes = (2, 4, 8, 16, 29)
+    pairs = [(Point.from_hash("bench-products", bytes([i])), Scalar.random(rng))
+             for i in range(max(sizes))]
+    pairs[0] = (Point.GENERATOR, pairs[0][1])  # a proof's checks have one base-point product
+    # Every size is split for the measure: the threshold is lowered and put back.
+    saved, group.MIN_PARALLEL_PRODUCTS = group.MIN_PARALLEL_PRODUCTS, 0
+    times: dict[tuple[int, bool], list[float]] = {}
+    try:
+        for _ in range(rounds):
+            for n in sizes:
+                for split in (False, True):
+                    began = time.perf_counter()
+                    for _ in range(10):
+                        products(pairs[:n], workers if split else None)
+                    times.setdefault((n, split), []).append((time.perf_counter() - began) / 10)
+    finally:
+        group.MIN_PARALLEL_PRODUCTS = saved
+    print(f"hand-over to the pool and back (submit + result of a no-op), best of {rounds}: "
+          f"{best_noop * 1e6:.1f} us")
+    print(f"products (1 base-point + n-1 variable-base), {rounds} rounds; best and median us:")
+    print(f"  {'n':>3} {'1 thread':>18} {f'{workers.count} threads':>18} {'median gain':>12}")
+    for n in sizes:
+        one, many = sorted(times[(n, False)]), sorted(times[(n, True)])
+        mid = len(one) // 2
+        print(f"  {n:3d} {one[0] * 1e6:8.1f} {one[mid] * 1e6:8.1f} "
+              f"{many[0] * 1e6:8.1f} {many[mid] * 1e6:8.1f} {(one[mid] - many[mid]) * 1e6:11.1f}")
+    print(f"  (MIN_PARALLEL_PRODUCTS = {MIN_PARALLEL_PRODUCTS}: products worth that many "
+          "additions, 3 per variable-base product and 1 per base-point one, are split)\n")
+
+
 def part3(workers: Workers) -> None:
     terms = [
         (Point.from_hash("bench-strict", i.to_bytes(4, "little")), Scalar.random(SystemRng()))
@@ -282,6 +343,7 @@ def main() -> None:
     with ThreadPoolExecutor(args.threads) as pool:
         workers = Workers(pool, args.threads)
         raw = part1(workers)
+        dispatch(workers)
         part2(args.peers, raw, workers)
         part3(workers)
 

@@ -31,7 +31,6 @@ evidence are the bytes that were signed.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import re
@@ -54,6 +53,8 @@ MAX_INT: Final = 2**53 - 1
 
 _MAX_INT_DIGITS: Final = len(str(MAX_INT)) + 1  # room for a minus sign
 _B64URL: Final = re.compile(r"[A-Za-z0-9_-]*")
+_TO_STD: Final = str.maketrans("-_", "+/")
+_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
 _STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS: Final = re.compile(rb"[\[\]{}]")
 
@@ -102,7 +103,9 @@ def decode(data: bytes, *, max_size: int = MAX_SIZE) -> JsonValue:
             parse_int=_int,
             parse_constant=_no_constant,
         )
-        canonical = _encode(value)
+        # The hooks and the depth scan above already refused everything _check would
+        # (floats, constants, integers out of range, deep nesting; keys are strings).
+        canonical = _dump(value)
     except _Reject as exc:
         raise InvalidEncoding(f"not canonical JSON: {exc}", evidence=data) from None
     except (ValueError, RecursionError) as exc:
@@ -124,18 +127,21 @@ def decode_object(data: bytes, *, max_size: int = MAX_SIZE) -> JsonObject:
 
 def b64encode(raw: bytes) -> str:
     """Bytes as base64url text without padding."""
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    return binascii.b2a_base64(raw, newline=False).translate(_TO_URL).rstrip(b"=").decode("ascii")
 
 
 def b64decode(text: str, *, evidence: bytes = b"") -> bytes:
     """Strict base64url without padding; a non-canonical form raises :class:`InvalidEncoding`."""
     if not isinstance(text, str) or _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
         raise InvalidEncoding(f"not unpadded base64url: {text!r:.80}", evidence=evidence)
+    # The alphabet is checked: as standard base64 with its padding, the text is canonical
+    # exactly when encoding the bytes it decodes to gives it back.
+    std = (text + "=" * (-len(text) % 4)).translate(_TO_STD).encode("ascii")
     try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        raw = binascii.a2b_base64(std)
     except (binascii.Error, ValueError):
         raise InvalidEncoding(f"not base64url: {text!r:.80}", evidence=evidence) from None
-    if b64encode(raw) != text:
+    if binascii.b2a_base64(raw, newline=False) != std:
         raise InvalidEncoding(f"non-canonical base64url (trailing bits): {text!r:.80}",
                               evidence=evidence)
     return raw
@@ -214,6 +220,10 @@ def _kind(value: object) -> str:
 
 def _encode(value: object) -> bytes:
     _check(value, 0)
+    return _dump(value)
+
+
+def _dump(value: object) -> bytes:
     # With the tree checked, the C encoder yields exactly the canonical form:
     # sort_keys orders by code point, ensure_ascii=False escapes only '"', '\\' and
     # U+0000..U+001F (short forms, else lowercase \u00xx), separators drop spaces.
@@ -271,7 +281,10 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
 def _int(text: str) -> int:
     if len(text) > _MAX_INT_DIGITS:
         raise _Reject(f"integer of {len(text)} digits")
-    return int(text)
+    value = int(text)
+    if not -MAX_INT <= value <= MAX_INT:
+        raise _Reject(f"integer {value} outside +-(2**53 - 1)")
+    return value
 
 
 def _no_float(text: str) -> object:

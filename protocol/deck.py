@@ -125,14 +125,17 @@ def encode_deck(cts: Sequence[Ciphertext]) -> bytes:
     return b"".join(ct.c1.data + ct.c2.data for ct in cts)
 
 
-def decode_deck(data: bytes, cards: int) -> tuple[Ciphertext, ...]:
-    """Parse and validate ``cards`` ciphertexts (each point checked)."""
+def decode_deck(
+    data: bytes, cards: int, *, workers: Workers | None = None
+) -> tuple[Ciphertext, ...]:
+    """Parse and validate ``cards`` ciphertexts (each point checked; ``workers`` splits the
+    checks between threads, with the same result or error)."""
     if len(data) != cards * Ciphertext.SIZE:
         raise InvalidEncoding(
             f"deck of {cards} cards must be {cards * Ciphertext.SIZE} bytes, got {len(data)}",
             evidence=data[:256],
         )
-    points = Point.many_from_bytes(data)
+    points = Point.many_from_bytes(data, workers=workers)
     return tuple(Ciphertext(points[i], points[i + 1]) for i in range(0, len(points), 2))
 
 

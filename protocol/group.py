@@ -42,8 +42,10 @@ __all__ = [
     "Scalar",
     "Workers",
     "counters",
+    "differences",
     "mult_sum",
     "mult_sums",
+    "products",
 ]
 
 #: l, the prime order of ristretto255 (RFC 9496, section 4).
@@ -155,12 +157,12 @@ class Scalar:
         """Reduce 64 uniform bytes modulo l (negligible bias)."""
         if len(data) != 64:
             raise LocalProtocolError(f"wide reduction needs 64 bytes, got {len(data)}")
-        return cls(_reduce(data))
+        return _scalar(_reduce(data))
 
     @classmethod
     def from_hash(cls, purpose: str, *parts: bytes) -> Scalar:
         """``SHA-512(encode(label(purpose), *parts))`` reduced modulo l."""
-        return cls(_reduce(hash64(purpose, *parts)))
+        return _scalar(_reduce(hash64(purpose, *parts)))
 
     @classmethod
     def random(cls, rng: Rng) -> Scalar:
@@ -172,16 +174,16 @@ class Scalar:
 
     # -- arithmetic (all in libsodium) --------------------------------------
     def __add__(self, other: Scalar) -> Scalar:
-        return Scalar(_s_add(self.data, other.data))
+        return _scalar(_s_add(self.data, other.data))
 
     def __sub__(self, other: Scalar) -> Scalar:
-        return Scalar(_s_sub(self.data, other.data))
+        return _scalar(_s_sub(self.data, other.data))
 
     def __mul__(self, other: Scalar) -> Scalar:
-        return Scalar(_s_mul(self.data, other.data))
+        return _scalar(_s_mul(self.data, other.data))
 
     def __neg__(self) -> Scalar:
-        return Scalar(_s_neg(self.data))
+        return _scalar(_s_neg(self.data))
 
     @property
     def is_zero(self) -> bool:
@@ -230,21 +232,30 @@ class Point:
         return cls(data)
 
     @classmethod
-    def many_from_bytes(cls, data: BytesLike) -> tuple[Point, ...]:
-        """Validate a concatenation of point encodings (a deck) in one tight loop."""
+    def many_from_bytes(
+        cls, data: BytesLike, *, workers: Workers | None = None
+    ) -> tuple[Point, ...]:
+        """Validate a concatenation of point encodings (a deck, a proof) in one tight loop.
+
+        ``workers`` splits the checks between threads (from
+        :data:`MIN_PARALLEL_DECODES` points on); the result, or the error (the
+        first invalid point's), is the same without.
+        """
         data = _as_bytes(data, "points")
         if len(data) % POINT_BYTES:
             raise InvalidEncoding(
                 f"{len(data)} bytes are not a whole number of points", evidence=data[:256]
             )
-        out = []
-        for i in range(0, len(data), POINT_BYTES):
-            chunk = data[i:i + POINT_BYTES]
-            if chunk == _IDENTITY or not _is_valid(chunk):
-                raise InvalidEncoding(f"point {i // POINT_BYTES} is invalid", evidence=chunk)
-            out.append(cls(chunk))
-        counters.decodes += len(out)
-        return tuple(out)
+        chunks = [data[i:i + POINT_BYTES] for i in range(0, len(data), POINT_BYTES)]
+        if workers is None or workers.count == 1 or len(chunks) < MIN_PARALLEL_DECODES:
+            found = [_first_invalid(list(enumerate(chunks)))]
+        else:
+            found = _chunked(_first_invalid, list(enumerate(chunks)), workers, True)
+        for bad in found:
+            if bad >= 0:
+                raise InvalidEncoding(f"point {bad} is invalid", evidence=chunks[bad])
+        counters.decodes += len(chunks)
+        return tuple(map(_point, chunks))
 
     @classmethod
     def fromhex(cls, text: str) -> Point:
@@ -263,7 +274,7 @@ class Point:
         out = _from_hash(data)
         if out == _IDENTITY:
             raise DegenerateResult("hash-to-group gave the identity", evidence=data)
-        return cls(out)
+        return _point(out)
 
     @classmethod
     def from_hash(cls, purpose: str, *parts: bytes) -> Point:
@@ -275,7 +286,7 @@ class Point:
         """``scalar * G``, the generator's fast path."""
         counters.base_mults += 1
         try:
-            return cls(_base_mult(scalar.data))
+            return _point(_base_mult(scalar.data))
         except RuntimeError as exc:
             raise DegenerateResult("base multiplication by a zero scalar") from exc
 
@@ -285,7 +296,7 @@ class Point:
             return Point.base_mult(scalar)
         counters.var_mults += 1
         try:
-            return Point(_var_mult(scalar.data, self.data))
+            return _point(_var_mult(scalar.data, self.data))
         except RuntimeError as exc:
             raise DegenerateResult(
                 f"scalar multiplication of {self.data.hex()} gave the identity",
@@ -299,7 +310,7 @@ class Point:
             raise DegenerateResult(
                 f"{self.data.hex()} + {other.data.hex()} is the identity", evidence=other.data
             )
-        return Point(out)
+        return _point(out)
 
     def __sub__(self, other: Point) -> Point:
         counters.adds += 1
@@ -308,7 +319,7 @@ class Point:
             raise DegenerateResult(
                 f"{self.data.hex()} - {other.data.hex()} is the identity", evidence=other.data
             )
-        return Point(out)
+        return _point(out)
 
     def __neg__(self) -> Point:
         # -P = (l - 1) * P would cost a multiplication; P - 2P costs two additions.
@@ -325,7 +336,7 @@ class Point:
             acc = _add(acc, p.data)
         if acc == _IDENTITY:
             raise DegenerateResult("sum of points is the identity")
-        return Point(acc)
+        return _point(acc)
 
     def to_bytes(self) -> bytes:
         return self.data
@@ -337,12 +348,42 @@ class Point:
         return f"Point.fromhex({self.data.hex()!r})"
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _point(data: bytes) -> Point:
+    # Point(data) for 32 bytes rbcl just computed or validated: without the length check.
+    p = _new(Point)
+    _set(p, "data", data)
+    return p
+
+
+def _scalar(data: bytes) -> Scalar:
+    # Scalar(data) for 32 bytes libsodium just computed: without the length check.
+    k = _new(Scalar)
+    _set(k, "data", data)
+    return k
+
+
+def _first_invalid(chunks: list[tuple[int, bytes]]) -> int:
+    # Runs in pool threads: the index of the first encoding that is not a point, or -1.
+    for i, chunk in chunks:
+        if chunk == _IDENTITY or not _is_valid(chunk):
+            return i
+    return -1
+
+
 _ONE_BYTES = (1).to_bytes(32, "little")
 _GENERATOR_BYTES = _base_mult(_ONE_BYTES)
 Point.GENERATOR = Point(_GENERATOR_BYTES)
 
 
 # -- multiplications side by side ------------------------------------------------------------
+
+#: Fewest point encodings worth validating on several threads (a check costs about a third
+#: of an addition; a deck has 84, a 42-card shuffle proof 131).
+MIN_PARALLEL_DECODES = 48
 
 #: Fewest terms worth handing to threads: below it a chunk's work is no longer large
 #: next to the cost of handing it over and collecting it (measured by bench.strict_ops).
@@ -362,7 +403,9 @@ class Workers:
     The caller owns ``pool`` (protocol/ never creates threads) and must not call
     :func:`mult_sum` from one of ``pool``'s own threads: it waits for the pool,
     which would then wait for itself. ``count`` is how many chunks a large sum
-    is split into, usually the pool's size.
+    is split into, usually the number of cores: the calling thread runs one
+    chunk itself and the pool the ``count - 1`` others (any the pool has not
+    started when the caller is done with its own, the caller takes back).
     """
 
     pool: Executor
@@ -375,27 +418,60 @@ class Workers:
             raise LocalProtocolError(f"Workers needs a count of at least 1, got {self.count!r}")
 
 
-def _chunked(
-    work: Callable[[list[_T]], _R], items: list[_T], workers: Workers | None, size: int
-) -> list[_R]:
-    """``work`` on contiguous chunks of ``items``: in the pool if ``size`` is large enough.
+def _bounds(weights: Sequence[int], parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous, non-empty ranges of ``weights`` with near-equal sums.
 
-    Every chunk runs to its end before anything is raised, and an error is the
-    one of the first failing chunk, so the result, or the error, is the one a
-    single pass over ``items`` in order gives.
+    An item goes to the range in which its middle falls (so the first range, the
+    calling thread's, is never the larger for an item that straddles the line).
     """
-    if workers is None or workers.count == 1 or size < MIN_PARALLEL_TERMS or len(items) < 2:
+    total, n = sum(weights), len(weights)
+    out: list[tuple[int, int]] = []
+    start = acc = 0
+    for i, wt in enumerate(weights):
+        k = len(out)
+        if k < parts - 1 and i > start and (
+            n - i == parts - k - 1 or (2 * acc + wt) * parts > 2 * total * (k + 1)
+        ):
+            out.append((start, i))
+            start = i
+        acc += wt
+    out.append((start, n))
+    return out
+
+
+def _chunked(
+    work: Callable[[list[_T]], _R], items: list[_T], workers: Workers | None, parallel: bool,
+    weights: Sequence[int] | None = None,
+) -> list[_R]:
+    """``work`` on contiguous chunks of ``items``: several at once if ``parallel`` and ``workers``.
+
+    Chunks are balanced by ``weights`` (one per item; default equal). The
+    calling thread runs the first chunk itself while the pool runs the others;
+    then it takes back and runs any chunk the pool has not started yet (on a
+    machine whose other cores are busy, a pool thread may wait long to be
+    scheduled: the work is then done one chunk after another, as without
+    threads, instead of waiting for it). No chunk is still running when this
+    returns or raises, and an error is the one of the first failing chunk, so
+    the result, or the error, is the one a single pass over ``items`` in order
+    gives.
+    """
+    if not parallel or workers is None or workers.count == 1 or len(items) < 2:
         return [work(items)]
     parts = min(workers.count, len(items))
-    step, extra = divmod(len(items), parts)
-    futures: list[Future[_R]] = []
-    start = 0
-    for i in range(parts):
-        end = start + step + (1 if i < extra else 0)
-        futures.append(workers.pool.submit(work, items[start:end]))
-        start = end
-    wait(futures)
-    return [f.result() for f in futures]
+    ranges = _bounds([1] * len(items) if weights is None else weights, parts)
+    futures: list[Future[_R]] = [
+        workers.pool.submit(work, items[a:b]) for a, b in ranges[1:]
+    ]
+    a, b = ranges[0]
+    try:
+        out = [work(items[a:b])]
+        for f, (a, b) in zip(futures, ranges[1:], strict=True):
+            out.append(work(items[a:b]) if f.cancel() else f.result())
+    except BaseException:
+        # A cancelled chunk never runs; wait for those that did start.
+        wait([f for f in futures if not f.cancel()])
+        raise
+    return out
 
 
 # A job is (scalar, point): ``None`` for the point means the generator (base-mult fast
@@ -420,6 +496,13 @@ def _mult(scalar: bytes | None, point: bytes | None) -> bytes:
             f"scalar multiplication of {point.hex()} gave the identity", evidence=point
         ) from exc
     return out
+
+
+def _cost(job: _Job) -> int:
+    # A job's time in additions (about 18 us here): a variable-base product costs three,
+    # a base-point one one, and adding the result one more.
+    scalar, point = job
+    return 1 if scalar is None else 2 if point is None else 4
 
 
 def _sum_chunk(jobs: list[_Job]) -> bytes:
@@ -462,20 +545,22 @@ def mult_sum(terms: Sequence[tuple[Point, Scalar]], workers: Workers | None = No
     :class:`DegenerateResult` if the total is the identity (also when no term is
     left), as :meth:`Point.sum` raises; partial sums may be the identity. With
     ``workers`` and at least :data:`MIN_PARALLEL_TERMS` terms, ``workers.count``
-    contiguous chunks are multiplied and summed in the pool and the caller adds
-    their sums. The counters count every multiplication and addition as the
+    contiguous chunks of about equal cost are multiplied and summed side by side
+    (the calling thread does one, see ``_chunked``) and the caller adds their
+    sums. The counters count every multiplication and addition as the
     single-threaded sum does.
     """
     jobs = _jobs(terms, ones=False)
     if not jobs:
         raise DegenerateResult("sum of points is the identity (every scalar is zero)")
-    partial = _chunked(_sum_chunk, jobs, workers, len(jobs))
+    partial = _chunked(_sum_chunk, jobs, workers, len(jobs) >= MIN_PARALLEL_TERMS,
+                       [_cost(job) for job in jobs])
     acc = partial[0]
     for part in partial[1:]:
         acc = _add(acc, part)
     if acc == _IDENTITY:
         raise DegenerateResult("sum of points is the identity")
-    return Point(acc)
+    return _point(acc)
 
 
 def _sums_chunk(sums: list[list[_Job]]) -> list[bytes]:
@@ -504,4 +589,95 @@ def mult_sums(
     """
     all_jobs = [_jobs(terms, ones=True) for terms in sums]
     size = sum(len(jobs) for jobs in all_jobs)
-    return [Point(b) for part in _chunked(_sums_chunk, all_jobs, workers, size) for b in part]
+    weights = [sum(_cost(job) for job in jobs) for jobs in all_jobs]
+    parts = _chunked(_sums_chunk, all_jobs, workers, size >= MIN_PARALLEL_TERMS, weights)
+    return [_point(b) for part in parts for b in part]
+
+
+#: Least work, in additions' time (see ``_cost``: 3 per variable-base product, 1 per
+#: base-point one), worth splitting a list of single products between threads. Measured by
+#: ``bench.strict_ops --threads 2`` (median of 15 rounds): handing work over and back costs
+#: about 30 us. On 2 idle cores, 4 products (weight 10: a decryption share's or a PET
+#: response's check) took 225 us split and 260 us not, 8 (weight 22) 370 and 550, 29 (a PET
+#: claim's, weight 85) 1290 and 2750; with another process on one core, every split lost
+#: 35 to 170 us. So only work well above a proof-of-share check is split.
+MIN_PARALLEL_PRODUCTS = 16
+
+
+def _products_chunk(jobs: list[_Job]) -> list[bytes]:
+    return [_mult(k, p) for k, p in jobs]
+
+
+def products(
+    pairs: Sequence[tuple[Point, Scalar]], workers: Workers | None = None
+) -> list[Point]:
+    """``[P * k for P, k in pairs]``: independent products, split between ``workers``.
+
+    For the products of one proof's check or making. Results, errors and
+    counters are those of the comprehension, except that every product is
+    counted before any runs (an error leaves the later ones counted too): a
+    zero scalar or an identity result raises :class:`DegenerateResult` with the
+    message ``P * k`` gives, the first in order that fails. The generator takes
+    the base-mult fast path. The pool is used once the products are worth
+    :data:`MIN_PARALLEL_PRODUCTS` additions.
+    """
+    jobs: list[_Job] = []
+    var = base = 0
+    for p, k in pairs:
+        if p.data == _GENERATOR_BYTES:
+            jobs.append((k.data, None))
+            base += 1
+        else:
+            jobs.append((k.data, p.data))
+            var += 1
+    counters.var_mults += var
+    counters.base_mults += base
+    weights = [_cost(job) - 1 for job in jobs]
+    parts = _chunked(_products_chunk, jobs, workers, sum(weights) >= MIN_PARALLEL_PRODUCTS,
+                     weights)
+    return [_point(b) for part in parts for b in part]
+
+
+# A difference job: (a, P, b, Q) for ``a P - b Q``, ``None`` for a point meaning the generator.
+_Diff = tuple[bytes, bytes | None, bytes, bytes | None]
+
+
+def _differences_chunk(jobs: list[_Diff]) -> list[bytes]:
+    out = []
+    for a, p, b, q in jobs:
+        x, y = _mult(a, p), _mult(b, q)
+        d = _sub(x, y)
+        if d == _IDENTITY:
+            raise DegenerateResult(f"{x.hex()} - {y.hex()} is the identity", evidence=y)
+        out.append(d)
+    return out
+
+
+def differences(
+    terms: Sequence[tuple[Point, Scalar, Point, Scalar]], workers: Workers | None = None
+) -> list[Point]:
+    """``[P * a - Q * b for P, a, Q, b in terms]``, split between ``workers``.
+
+    For a Schnorr-style check's commitments (``z G - c X``). Results, errors and
+    counters are those of the comprehension, except that every operation is
+    counted before any runs: a zero scalar or an identity product raises what
+    the product raises, an identity difference what ``Point.__sub__`` raises,
+    the first in order that fails. The pool is used once the products are worth
+    :data:`MIN_PARALLEL_PRODUCTS` additions.
+    """
+    jobs: list[_Diff] = []
+    var = base = 0
+    for p, a, q, b in terms:
+        pd = None if p.data == _GENERATOR_BYTES else p.data
+        qd = None if q.data == _GENERATOR_BYTES else q.data
+        jobs.append((a.data, pd, b.data, qd))
+        n = (pd is None) + (qd is None)
+        base += n
+        var += 2 - n
+    counters.var_mults += var
+    counters.base_mults += base
+    counters.adds += len(jobs)
+    weights = [(1 if p is None else 3) + (1 if q is None else 3) + 1 for _, p, _, q in jobs]
+    parts = _chunked(_differences_chunk, jobs, workers,
+                     sum(weights) - len(jobs) >= MIN_PARALLEL_PRODUCTS, weights)
+    return [_point(d) for part in parts for d in part]

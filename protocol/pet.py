@@ -44,7 +44,17 @@ from dataclasses import dataclass, field
 from protocol.deck import Ciphertext
 from protocol.domain import hash32
 from protocol.errors import InvalidEncoding, InvalidProof, LocalProtocolError
-from protocol.group import POINT_BYTES, SCALAR_BYTES, BytesLike, DegenerateResult, Point, Scalar
+from protocol.group import (
+    POINT_BYTES,
+    SCALAR_BYTES,
+    BytesLike,
+    DegenerateResult,
+    Point,
+    Scalar,
+    Workers,
+    differences,
+    products,
+)
 from protocol.keys import HandContext, KeyShare, u64
 from protocol.reveal import DleqProof
 from protocol.rng import Rng
@@ -174,14 +184,16 @@ class PetClaim:
 
     @classmethod
     def make(
-        cls, ctx: PetContext, ct: Ciphertext, excluded: Sequence[Point], key: KeyShare, rng: Rng
+        cls, ctx: PetContext, ct: Ciphertext, excluded: Sequence[Point], key: KeyShare, rng: Rng,
+        *, workers: Workers | None = None,
     ) -> PetClaim:
         """Claim that ``ct`` (slot ``ctx.slot``) holds none of ``excluded``, as ``key.seat``.
 
         Making a claim does not check it: a false claim is made like a true one
         and caught by :func:`pet_matches`. Raises :class:`DegenerateResult` if
         ``C2`` equals an excluded encoding (such a claim cannot be made, and a
-        deck that holds such a ciphertext is broken).
+        deck that holds such a ciphertext is broken). ``workers`` splits the
+        products between threads; the claim is the same bytes without.
         """
         if key.seat != ctx.prover:
             raise LocalProtocolError(f"seat {key.seat} cannot claim as seat {ctx.prover}")
@@ -197,20 +209,29 @@ class PetClaim:
         fresh = rng.randbytes(32)
         w = Scalar.from_hash("pet-claim-nonce", x.data, z.data, fresh, *statement, b"z")
         v = Scalar.from_hash("pet-claim-nonce", x.data, z.data, fresh, *statement, b"x")
-        a = ct.c1 * z
-        e = tuple(d * z for d in diffs)
-        own = a * x
-        commitments = [ct.c1 * w, *(d * w for d in diffs)]
-        u1, u2 = Point.base_mult(v), a * v
+        m = len(diffs)
+        # D_p = x A = (z x) C1 and U_2 = v A = (z v) C1: the same points, with no product
+        # waiting for A, so every product of the claim is independent.
+        out = products([
+            (ct.c1, z), *((d, z) for d in diffs), (ct.c1, z * x),
+            (ct.c1, w), *((d, w) for d in diffs), (G, v), (ct.c1, z * v),
+        ], workers)
+        a, e, own = out[0], tuple(out[1:m + 1]), out[m + 1]
+        commitments = out[m + 2:2 * m + 3]
+        u1, u2 = out[2 * m + 3], out[2 * m + 4]
         c = _claim_challenge(ctx, ct, bs, key.public, a, e, own, commitments, u1, u2)
         return cls(ctx, a, e, own, c, w + c * z, v + c * x)
 
-    def verify(self, ct: Ciphertext, excluded: Sequence[Point], prover_public: Point) -> None:
+    def verify(
+        self, ct: Ciphertext, excluded: Sequence[Point], prover_public: Point,
+        *, workers: Workers | None = None,
+    ) -> None:
         """Raise :class:`BadPet` (blaming the prover) unless the claim's proof holds for
         ``ct``, ``excluded`` and ``prover_public``, all from the verifier's own state.
 
         A valid claim may still be false: only :func:`pet_matches` over every
-        holder's share tells.
+        holder's share tells. ``workers`` splits the products between threads;
+        the verdict is the same without.
         """
         bs = _check_excluded(excluded)
         if len(bs) != len(self.e):
@@ -224,10 +245,12 @@ class PetClaim:
                 )
         c, sz, sx = self.challenge, self.response_z, self.response_x
         try:
-            commitments = [ct.c1 * sz - self.a * c]
-            commitments += [(ct.c2 - b) * sz - ek * c for b, ek in zip(bs, self.e, strict=True)]
-            u1 = Point.base_mult(sx) - prover_public * c
-            u2 = self.a * sx - self.own * c
+            diffs = [ct.c2 - b for b in bs]
+            *commitments, u1, u2 = differences([
+                (ct.c1, sz, self.a, c),
+                *((d, sz, ek, c) for d, ek in zip(diffs, self.e, strict=True)),
+                (G, sx, prover_public, c), (self.a, sx, self.own, c),
+            ], workers)
         except DegenerateResult as exc:
             raise BadPet(seat, "degenerate claim proof", evidence=self.to_bytes()) from exc
         got = _claim_challenge(
@@ -280,12 +303,15 @@ class PetShare:
     SIZE = 96
 
     @classmethod
-    def make(cls, claim: PetClaim, key: KeyShare, rng: Rng) -> PetShare:
+    def make(
+        cls, claim: PetClaim, key: KeyShare, rng: Rng, *, workers: Workers | None = None
+    ) -> PetShare:
         """``key.seat``'s response to ``claim``.
 
         The caller MUST have verified ``claim`` against its own copy of the slot's
         ciphertext first: a response to an unchecked claim can hand the prover
-        this seat's share of any card.
+        this seat's share of any card. ``workers`` splits the products between
+        threads; the response is the same bytes without.
         """
         if key.seat == claim.context.prover:
             raise LocalProtocolError(f"seat {key.seat} is the prover: its share is in the claim")
@@ -295,19 +321,23 @@ class PetShare:
         v = Scalar.from_hash(
             "pet-share-nonce", x.data, rng.randbytes(32), digest, u64(key.seat), value.data
         )
-        u1, u2 = Point.base_mult(v), claim.a * v
+        u1, u2 = products([(G, v), (claim.a, v)], workers)
         c = _share_challenge(digest, key.seat, key.public, claim.a, value, u1, u2)
         return cls(digest, key.seat, value, DleqProof(c, v + c * x))
 
-    def verify(self, claim: PetClaim, responder_public: Point) -> None:
+    def verify(
+        self, claim: PetClaim, responder_public: Point, *, workers: Workers | None = None
+    ) -> None:
         """Raise :class:`BadPet` (blaming ``seat``) unless this is ``log_G(public) * A``
-        bound to ``claim`` and ``seat``."""
+        bound to ``claim`` and ``seat``. ``workers`` splits the products between
+        threads; the verdict is the same without."""
         if self.claim_digest != claim.digest():
             raise LocalProtocolError(f"share of seat {self.seat} answers another claim")
         c, s = self.proof.challenge, self.proof.response
         try:
-            u1 = Point.base_mult(s) - responder_public * c
-            u2 = claim.a * s - self.value * c
+            u1, u2 = differences(
+                [(G, s, responder_public, c), (claim.a, s, self.value, c)], workers
+            )
         except DegenerateResult as exc:
             raise BadPet(self.seat, "degenerate response proof", evidence=self.to_bytes()) from exc
         got = _share_challenge(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from protocol.deck import Ciphertext, Deck
 from protocol.domain import encode
 from protocol.errors import InvalidEncoding, InvalidProof, LocalProtocolError
-from protocol.group import DegenerateResult, Point, Scalar
+from protocol.group import DegenerateResult, Point, Scalar, Workers, differences, products
 from protocol.keys import HandContext, JointKey, KeyShare, u64
 from protocol.rng import Rng
 
@@ -103,8 +103,14 @@ class DecryptionShare:
     SIZE = 96
 
     @classmethod
-    def make(cls, key: KeyShare, ct: Ciphertext, ctx: RevealContext, rng: Rng) -> DecryptionShare:
-        """Seat ``key.seat``'s share of ``ct`` for ``ctx``, proven against ``key.public``."""
+    def make(
+        cls, key: KeyShare, ct: Ciphertext, ctx: RevealContext, rng: Rng,
+        *, workers: Workers | None = None,
+    ) -> DecryptionShare:
+        """Seat ``key.seat``'s share of ``ct`` for ``ctx``, proven against ``key.public``.
+
+        ``workers`` splits the products between threads; the share is the same
+        bytes without."""
         if ctx.sender != key.seat:
             raise LocalProtocolError(f"seat {key.seat} cannot make a share as seat {ctx.sender}")
         x = key.secret
@@ -112,17 +118,18 @@ class DecryptionShare:
         w = Scalar.from_hash(
             "dleq-nonce", x.data, rng.randbytes(32), *ctx.parts(), ct.c1.data, value.data
         )
-        a1 = Point.base_mult(w)
-        a2 = ct.c1 * w
+        a1, a2 = products([(G, w), (ct.c1, w)], workers)
         c = _challenge(ctx, key.public, ct.c1, value, a1, a2)
         return cls(ctx, value, DleqProof(c, w + c * x))
 
-    def verify(self, public: Point, ct: Ciphertext) -> None:
-        """Raise :class:`BadShare` unless this is ``log_G(public) * C1`` for its context."""
+    def verify(self, public: Point, ct: Ciphertext, *, workers: Workers | None = None) -> None:
+        """Raise :class:`BadShare` unless this is ``log_G(public) * C1`` for its context.
+
+        ``workers`` splits the products between threads; the verdict is the same
+        without."""
         c, z = self.proof.challenge, self.proof.response
         try:
-            a1 = Point.base_mult(z) - public * c
-            a2 = ct.c1 * z - self.value * c
+            a1, a2 = differences([(G, z, public, c), (ct.c1, z, self.value, c)], workers)
         except DegenerateResult as exc:
             raise BadShare(
                 self.context.sender, "degenerate proof", evidence=self.to_bytes()

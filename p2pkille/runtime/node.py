@@ -954,7 +954,8 @@ class TableNode:
         assert hand is not None
         index = self._holder(m)
         deck = decode_deck(canonical.get_bytes(env.body, "deck", what="shuffle",
-                                               evidence=env.wire), len(card_deck()))
+                                               evidence=env.wire), len(card_deck()),
+                           workers=self.workers)
         if self.strict:
             if "commit" in env.body:
                 raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a strict table's step has a proof, "
@@ -962,7 +963,7 @@ class TableNode:
             commit = b""
             proof = ShuffleProof.from_bytes(
                 canonical.get_bytes(env.body, "proof", what="shuffle", evidence=env.wire,
-                                    max_size=1 << 16), len(card_deck()))
+                                    max_size=1 << 16), len(card_deck()), workers=self.workers)
         else:
             if "proof" in env.body:
                 raise _Blame(FaultKind.MALFORMED, _AUTHOR, "an audit table's step has a "
@@ -1302,7 +1303,8 @@ class TableNode:
             claim = PetClaim.from_bytes(ctx, canonical.get_bytes(
                 env.body, "pet", what=env.kind, evidence=env.wire, max_size=1 << 12),
                 len(excluded))
-            claim.verify(hand.final[token], excluded, hand.joint.share_of(prover))
+            claim.verify(hand.final[token], excluded, hand.joint.share_of(prover),
+                         workers=self.workers)
         except BadPet as exc:
             raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"{env.kind} proof: {exc}") from exc
         hand.proofs_checked += 1
@@ -1360,7 +1362,7 @@ class TableNode:
         ctx = PetContext(hand.ctx, token, hand.me, purpose, view.game.fact_count)
         claim = PetClaim.make(ctx, hand.final[token], _encodings(ranks), hand.key,
                               self._rng("pet-" + purpose.decode(), hand.number, token,
-                                        view.game.fact_count))
+                                        view.game.fact_count), workers=self.workers)
         return canonical.b64encode(claim.to_bytes())
 
     def _claim(self, env: Envelope, token: int, seat: int, excluded: frozenset[Rank]) -> None:
