@@ -492,8 +492,9 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     come from the log through :class:`LogDecider`), so the logged copies are found
     already held, and it checks every proof, shuffle, seal, rule and checkpoint as it
     did live. A logged own envelope it would not have made shows as its own
-    equivocation; only its own ``timeout`` votes, a call of its clock, stand as logged
-    (:func:`_own_timeout`). Outputs are discarded; ``decider`` answers only past the log's end."""
+    equivocation; only its own ``timeout`` votes, a call of its clock, and its own
+    ``accuse`` (what it had taken when it wrote it) stand as logged (:func:`_own_timeout`).
+    Outputs are discarded; ``decider`` answers only past the log's end."""
     config = loaded.config
 
     def verdict(faults: list[dict[str, object]], node: TableNode | None = None) -> Verdict:
@@ -522,6 +523,11 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
                              "record": record}])
     node = TableNode(loaded.name, loaded.identity, loaded.delivery, config,
                      LogDecider.of(loaded, decider), loaded.seed, Timing())
+    # An accuse says what its author had taken when it wrote it, which after a restart
+    # the one-by-one replay does not reproduce: the logged one stands (as a timeout vote).
+    node.logged_accuses = {number for env in decoded
+                           if env.author == loaded.identity.public and env.kind == msg.ACCUSE
+                           and type(number := env.body.get("hand")) is int}
     node.start(0.0)
     envelopes, proofs = iter(decoded), iter(loaded.evidence)
     for kind in loaded.order:

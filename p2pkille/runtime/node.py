@@ -254,6 +254,9 @@ class _Hand:
         self.answered: set[tuple[int, int, int]] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
         self.scan_version = -1
+        # (fact count, member, seq) of each decision applied: cuts of members without a key
+        self.acted: list[tuple[int, int, int]] = []
+        self.heads: tuple[int, ...] = ()  # the checkpoint's cut
         # members without a key: holders whose chain holds a later hand's envelope
         self.moved: set[int] = set()
         self.moved_version = -1
@@ -327,9 +330,8 @@ class TableNode:
         self.transcript = Transcript(table=config.table_id, members=self.members,
                                      kinds=msg.KINDS)
         self._consumed = [0] * len(self.members)
-        # per member: the seq of its last consumed envelope that is not _AMBIENT (a
-        # checkpoint's cut for a member without a key: the same at every node)
-        self._paced = [0] * len(self.members)
+        # per member: its cut in the last counted checkpoint (at first: its accept)
+        self._base_cut = [0] * len(self.members)
         self.stage = Stage.COMMIT
         self._commits: dict[int, bytes] = {}
         self._nonces: dict[int, bytes] = {}
@@ -374,6 +376,8 @@ class TableNode:
         self._held_at: dict[tuple[int, int], float] = {}  # (member, seq) -> taken in at
         self._certs: dict[int, tuple[bytes, ...]] = {}    # hand -> its checkpoint wires
         self._over: set[tuple[int, int]] = set()  # (member, hand) of overs taken
+        # Hands whose accuse of mine a log replay will feed (``verify``): made no other way.
+        self.logged_accuses: set[int] = set()
         self._over_due: list[int] = []  # hands I held a key in and must say over for
         # (seat, hand) of forks whose two branches are both accuses of that hand
         self._accuse_forks: set[tuple[int | None, int]] = set()
@@ -539,7 +543,12 @@ class TableNode:
             return ()
         holders = hand.holders
         if hand.voiding:
-            return tuple(s for k, s in enumerate(holders) if k not in hand.accuses)
+            # A holder that signed accuses only once every other holder signed, accused
+            # or timed out (_act): while one has not, the table does not wait for it.
+            pending = any(k not in hand.signed and k not in hand.accuses
+                          and s not in hand.timed_out for k, s in enumerate(holders))
+            return tuple(s for k, s in enumerate(holders)
+                         if k not in hand.accuses and not (pending and k in hand.signed))
         if stage == Stage.KEYS:
             return tuple(s for k, s in enumerate(holders) if k not in hand.announced)
         if stage == Stage.SHUFFLE:
@@ -629,8 +638,6 @@ class TableNode:
         hand.cert.append(env.wire)
         # The adopted one is counted here; what was consumed after it was dropped.
         self._consumed[m] = min(env.seq, self._consumed[m])
-        self._paced[m] = (env.seq if self._consumed[m] == env.seq
-                          else min(self._paced[m], self._consumed[m]))
         self._took(events)
 
     def _seat(self, member: int) -> int | None:
@@ -674,8 +681,6 @@ class TableNode:
                     if env is None or not self._ready(m, env):
                         break
                     self._consumed[m] += 1
-                    if env.kind not in _AMBIENT:
-                        self._paced[m] = self._consumed[m]
                     self._consume(m, env)
                     self._verdict()
                     progressed = True
@@ -881,6 +886,7 @@ class TableNode:
         if digest != self.genesis_digest:
             raise _Blame(FaultKind.GENESIS, _AUTHOR, "accepted another genesis document")
         self._accepts.add(m)
+        self._base_cut[m] = env.seq
         if len(self._accepts) == len(self.members):
             self._next_hand()
 
@@ -1175,6 +1181,7 @@ class TableNode:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR,
                          f"a decision for step {at}, the game is at step {game.fact_count}")
         seller = game.order[game.turn] if game.phase == Phase.SALE else None
+        hand.acted.append((game.fact_count, m, env.seq))
         self._feed(fact)
         if type(fact) is SaleAnswer and fact.accept and seller is not None and (
                 game.phase != Phase.OVER):
@@ -1501,17 +1508,22 @@ class TableNode:
                 self._false_fact(found, self._last_of(found.seat))
         # A key holder's cut is its reveal: votes and accusations are read ahead of
         # consumption, so how far past it a node has consumed differs between nodes.
-        # Another member's is its last envelope consumed where the game waited for it
-        # (an over or a late seen is consumed whenever it arrives). An expelled seat's
-        # chain may have forked (it equivocated): honest nodes can hold different
+        # Another member's is its last decision the hand applied, else its cut in the
+        # last counted checkpoint: anything else of it (a stale or malformed envelope,
+        # an over, a late seen or decision) is consumed whenever it arrives. An expelled
+        # seat's chain may have forked (it equivocated): honest nodes can hold different
         # branches of it, so checkpoints leave it out (cut 0).
+        acted = list(self._base_cut)
+        for _, m, seq in hand.acted:
+            acted[m] = max(acted[m], seq)
         heads = []
-        for m, paced in enumerate(self._paced):
+        for m in range(len(self.members)):
             seat = self.seat_of[m]
             index = hand.protocol_seat(seat)
             heads.append(hand.reveal_seq[index] if index is not None else
-                         0 if seat in self._expelled else paced)
-        cut = TranscriptCut(tuple(heads))
+                         0 if seat in self._expelled else acted[m])
+        hand.heads = tuple(heads)
+        cut = TranscriptCut(hand.heads)
         hand.checkpoint = Checkpoint.of(self.transcript, hand=hand.number,
                                         state=state_digest(view.game, hand.number),
                                         prev=self._prev, cut=cut)
@@ -1732,6 +1744,7 @@ class TableNode:
             view.feed(fact)
             kept.append(fact)
         hand.facts = kept
+        hand.acted = [a for a in hand.acted if a[0] < at]
         # Feeding the Deal forgot the faces this node learnt; none of them is untrue.
         view.known.update(known)
         # What the late branch built goes too: draw and show shares, owed forwards, steps
@@ -2244,6 +2257,7 @@ class TableNode:
             dealt=game.result.dealt if game.result is not None else (),
         ))
         self._prev = hand.checkpoint.id
+        self._base_cut = list(hand.heads)
         # Kept for peers still in this hand: one may hold another envelope of a signer's
         # (a fork) and wait for the good one to decide as we did (gap fill, II.10).
         self._certs[hand.number] = tuple(hand.cert)
@@ -2312,9 +2326,17 @@ class TableNode:
                     if env.body.get("hand") == n]
             return True
         if hand.voiding:
+            view = self.view
+            if (self.stage == Stage.PLAY and hand.pet is None and view is not None
+                    and view.game.phase in (Phase.DEAL, Phase.OVER)):
+                # Play is over: go on consuming (no move of mine), as an accusation of the
+                # hand's audit is decided by my own audit (a node replaying its log takes
+                # the accuses, read ahead, before it has consumed the play to its end).
+                self.stage = Stage.REVEAL
+                return True
             # My accuse in my chain (replayed from my log after a crash) is my one: the
             # body depends on what I had taken, so writing it again would make another.
-            if hand.me is None or hand.me in hand.accuses:
+            if hand.me is None or hand.me in hand.accuses or n in self.logged_accuses:
                 return False
             if hand.me in hand.signed and any(
                     k not in hand.signed and k not in hand.accuses
@@ -2579,8 +2601,6 @@ def _default(phase: int, seat: int) -> Fact:
     return Decline(seat)
 
 
-# Kinds consumed whenever they arrive, not where the game waits for them.
-_AMBIENT: Final = frozenset({msg.OVER, msg.SEEN, msg.TIMEOUT, msg.ACCUSE, msg.REWOUND})
 _AUTHOR: Final = -1
 _PENDING: Final = "pending"
 _VOID: Final = 10  # the step "collecting accusations" (after every Stage)

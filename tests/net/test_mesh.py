@@ -329,7 +329,8 @@ def test_handshake_parsing_only_ever_raises_the_remote_kind(data: bytes) -> None
     except RemoteProtocolError:
         return
     assert len(nonce) == 32
-    assert key == identity(0).public
+    # Junk may turn the key into another valid one (every test key is a member here).
+    assert key == identity(0).public or data != VALID_HELLO
 
 
 def test_a_valid_hello_parses_and_a_non_member_is_named() -> None:

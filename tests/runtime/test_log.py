@@ -17,6 +17,7 @@ from p2pkille.runtime.log import (
     LoggedNode,
     load_log,
     restart_from_log,
+    verify_log,
 )
 from p2pkille.runtime.node import Stage, TableNode
 from p2pkille.sim.network import SimNetwork
@@ -287,3 +288,56 @@ def test_a_node_crashed_right_after_its_accuse_does_not_accuse_again(
             if e.kind == msg.ACCUSE]
     assert len({e.body["hand"] for e in mine}) == len(mine)
     restarted.close()
+    # verify replays the log one envelope at a time: it takes the logged accuse as the
+    # node's own (it used to re-derive another and blame the node for equivocation).
+    verdict = verify_log(load_log(restarted.path), ThresholdBot())
+    assert not [f for f in verdict.faults if f["kind"] == FaultKind.EQUIVOCATION.value]
+
+
+@pytest.mark.parametrize("seed", [2, 3, 10, 18])
+def test_restarts_after_a_void_catch_up_and_verify_takes_the_logged_accuse(
+        tmp_path: Path, seed: int) -> None:
+    # Randomized crashes (the review's crash fuzz). Seeds 2, 10: a node restarted after
+    # a game whose first hand was voided by an audit fault stalled in that hand's play:
+    # its replay took the accuses (read ahead) before it had consumed the play to its
+    # end, and a voiding node never went on to the reveals its audit needs. Seeds 3, 18:
+    # after a restart a node's accuse says what it had taken then, which verify's
+    # one-by-one replay does not reproduce; it re-derived another one and reported the
+    # honest node's own equivocation.
+    import random
+
+    from p2pkille.runtime.faults import FaultKind
+    from p2pkille.sim.byzantine import BEHAVIOURS
+    from p2pkille.sim.faults import Faults
+    from tests.runtime.bots import Restless
+
+    r = random.Random(seed * 31 + 7)
+    peers = r.choice([3, 4, 5])
+    behaviour = r.choice([*sorted(BEHAVIOURS), None, None, None])
+    byzantine = {r.randrange(peers): behaviour} if behaviour else {}
+    faults = r.choice(["", "drop=0.1,dup=0.05,reorder=0.1,delay=50ms"])
+    mode = r.choice(["audit", "strict"])
+    table, logged = logged_table(tmp_path, peers, seed, chips=2, mode=mode,
+                                 deciders=lambda _i: Restless(), byzantine=byzantine,
+                                 faults=Faults.parse(faults) if faults else None)
+    network = table.network
+    for _ in range(r.choice([1, 2])):
+        victim = r.choice([i for i in range(peers) if i not in table.byzantine])
+        network.run(until=network.now + r.uniform(0.2, 8.0))
+        name = table.nodes[victim].name
+        network.crash(name)
+        network.run(until=network.now + r.uniform(0.0, 3.0))
+        logged[victim].close()
+        restarted = restart_from_log(logged[victim].path, Restless(), durable=False)
+        network.restart(name, restarted)
+        table.nodes[victim] = restarted.node
+        logged[victim] = restarted
+    run = table.run(until=3000.0, max_hands=6)
+    assert run.honest_agree
+    for i in range(peers):
+        if i in table.byzantine:
+            continue
+        logged[i].close()
+        verdict = verify_log(load_log(logged[i].path), Restless())
+        assert not [f for f in verdict.faults if f["kind"] == FaultKind.EQUIVOCATION.value
+                    and f["accused"] == verdict.seat]
