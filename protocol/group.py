@@ -514,24 +514,27 @@ def _sum_chunk(jobs: list[_Job]) -> bytes:
     return acc
 
 
+def _job(p: Point, k: Scalar) -> tuple[bytes, bytes | None]:
+    """``k * P`` as a job: the generator takes the base-mult fast path."""
+    return (k.data, None if p.data == _GENERATOR_BYTES else p.data)
+
+
+def _count(jobs: Sequence[_Job]) -> None:
+    # Counted in the calling thread, before any work: the same whether threads run or not.
+    for k, p in jobs:
+        if k is None:
+            continue  # a scalar one: added, not multiplied
+        if p is None:
+            counters.base_mults += 1
+        else:
+            counters.var_mults += 1
+
+
 def _jobs(terms: Sequence[tuple[Point, Scalar]], *, ones: bool) -> list[_Job]:
     """The terms as jobs, zero scalars left out (and scalars one, if ``ones``, not multiplied)."""
-    jobs: list[_Job] = []
-    var = base = 0
-    for p, k in terms:
-        if k.data == _IDENTITY:
-            continue
-        if ones and k.data == _ONE_BYTES:
-            jobs.append((None, p.data))
-        elif p.data == _GENERATOR_BYTES:
-            jobs.append((k.data, None))
-            base += 1
-        else:
-            jobs.append((k.data, p.data))
-            var += 1
-    # Counted here, in the calling thread, before any work: the same whether threads run or not.
-    counters.var_mults += var
-    counters.base_mults += base
+    jobs: list[_Job] = [(None, p.data) if ones and k.data == _ONE_BYTES else _job(p, k)
+                        for p, k in terms if k.data != _IDENTITY]
+    _count(jobs)
     if jobs:
         counters.adds += len(jobs) - 1
     return jobs
@@ -621,17 +624,8 @@ def products(
     the base-mult fast path. The pool is used once the products are worth
     :data:`MIN_PARALLEL_PRODUCTS` additions.
     """
-    jobs: list[_Job] = []
-    var = base = 0
-    for p, k in pairs:
-        if p.data == _GENERATOR_BYTES:
-            jobs.append((k.data, None))
-            base += 1
-        else:
-            jobs.append((k.data, p.data))
-            var += 1
-    counters.var_mults += var
-    counters.base_mults += base
+    jobs: list[_Job] = [_job(p, k) for p, k in pairs]
+    _count(jobs)
     weights = [_cost(job) - 1 for job in jobs]
     parts = _chunked(_products_chunk, jobs, workers, sum(weights) >= MIN_PARALLEL_PRODUCTS,
                      weights)
@@ -665,17 +659,9 @@ def differences(
     the first in order that fails. The pool is used once the products are worth
     :data:`MIN_PARALLEL_PRODUCTS` additions.
     """
-    jobs: list[_Diff] = []
-    var = base = 0
-    for p, a, q, b in terms:
-        pd = None if p.data == _GENERATOR_BYTES else p.data
-        qd = None if q.data == _GENERATOR_BYTES else q.data
-        jobs.append((a.data, pd, b.data, qd))
-        n = (pd is None) + (qd is None)
-        base += n
-        var += 2 - n
-    counters.var_mults += var
-    counters.base_mults += base
+    pairs = [(_job(p, a), _job(q, b)) for p, a, q, b in terms]
+    _count([job for pair in pairs for job in pair])
+    jobs: list[_Diff] = [(a, p, b, q) for (a, p), (b, q) in pairs]
     counters.adds += len(jobs)
     weights = [(1 if p is None else 3) + (1 if q is None else 3) + 1 for _, p, _, q in jobs]
     parts = _chunked(_differences_chunk, jobs, workers,
