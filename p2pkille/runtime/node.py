@@ -1794,8 +1794,10 @@ class TableNode:
             hand.cited.setdefault(self._holder(self._index[root.author]), {})[root.id] = (
                 root.wire)
             # Into the chains: a node that holds the other branch finds the fork, and one
-            # that lacks the slot takes it (II.11.1).
-            self._accept(root.wire)
+            # that lacks the slot takes it (II.11.1). One it holds needs no second check.
+            held = self.transcript.get(root.author, root.seq)
+            if held is None or held.id != root.id:
+                self._accept(root.wire)
         self._install(index, accuse)
         if accuse.agreed:
             return
