@@ -4,7 +4,8 @@
 For each table size, N bot peers play in one process over the simulated network
 (no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). ``--threads N`` (N > 1)
 gives every node N threads for its large sums and runs the peers of one instant side
-by side on N more (the same hands, the same counts). After the genesis,
+by side on N more: the same hands; a hand's window may start or end a few events apart
+(the run stops between batches), so its counts may differ by a few operations. After the genesis,
 each hand from its first key share to the last node committing its checkpoint is
 timed: wall and CPU time, scalar multiplications (base and variable), envelopes
 and bytes sent. The floor is the time those multiplications and point additions

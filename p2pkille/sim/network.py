@@ -22,13 +22,16 @@ current time. Several ``WakeAt`` for the same node and instant are one wake: ``w
 "time has passed", so a second call at the same instant would tell the node nothing.
 
 With a ``parallel`` executor, the events at the head of the heap that share one instant and
-go to different nodes form a batch: the network does its part of each (counts, trace, tap)
-in order, the nodes run side by side (one on the calling thread, the others on the
-executor), and their outputs are applied in the batch's order. A node's outputs are only
-ever due at or after the current instant and after everything already queued for it, so
-the run is the one the sequential loop gives, byte for byte (``trace_digest``), for the
-same seed: only ``stop`` and ``max_events`` are asked before each batch instead of each
-event, so a stopped run may have gone a few events further.
+go to different nodes form a batch: the network does its part of each (counts, trace) in
+order, the nodes run side by side (one on the calling thread, the others on the executor),
+and their outputs are applied in the batch's order. A node's outputs are only ever due at or
+after the current instant and after everything already queued for it, so the deliveries are
+those of the sequential loop, byte for byte (``trace_digest``), for the same seed. What
+differs: ``stop`` and ``max_events`` are asked before each batch instead of each event, so a
+stopped run may have gone a few events further (and counted their operations); if a node
+raises, the other nodes of its batch have run too (their outputs are applied, then the first
+error in the batch's order is raised). A ``tap`` turns batching off: it sees each delivery just
+before its recipient and may act on the network.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import math
 import random
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
@@ -290,7 +293,8 @@ class SimNetwork:
     ) -> StopReason:
         """Process events in time order until one of the conditions holds; start if needed.
 
-        ``stop`` is asked before each event, ``max_events`` counts events of this call.
+        ``stop`` is asked before each event (each batch with ``parallel``: see the module's
+        text), ``max_events`` counts events of this call.
         """
         if self._running:
             raise SimError("run: called from inside run (a tap or a stop predicate)")
@@ -326,7 +330,7 @@ class SimNetwork:
             if until is not None and heap[0][0] > until:
                 self._now = until
                 return StopReason.UNTIL
-            if self.parallel is not None:
+            if self.parallel is not None and self.tap is None:
                 limit = None if max_events is None else max_events - processed
                 processed += self._run_batch(self.parallel, limit)
                 continue
@@ -365,9 +369,13 @@ class SimNetwork:
         ]
         results: list[tuple[bool, object]] = []
         try:
-            results.append((True, _run_call(calls[0])))
-        except Exception as exc:  # raised below in event order, once every node is done
-            results.append((False, exc))
+            try:
+                results.append((True, _run_call(calls[0])))
+            except Exception as exc:  # raised below, once every node of the batch is done
+                results.append((False, exc))
+        finally:
+            # Even on an interrupt: no node of this batch may still run when this returns.
+            wait(futures)
         for future in futures:
             try:
                 outputs, counts = future.result()
@@ -376,11 +384,16 @@ class SimNetwork:
             else:
                 counters.add(counts)  # the caller's totals are the sequential loop's
                 results.append((True, outputs))
+        error: Exception | None = None
         for call, (ok, value) in zip(calls, results, strict=True):
-            if not ok:
+            if ok:
+                # The nodes after a failed one have run: their outputs are not lost.
+                self._apply(call.name, value, call.kind)
+            elif error is None:
                 assert isinstance(value, Exception)
-                raise value
-            self._apply(call.name, value, call.kind)
+                error = value
+        if error is not None:
+            raise error
         return taken
 
     def _open(self, event: _Delivery | _Timer) -> _Call | None:

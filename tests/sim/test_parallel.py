@@ -4,6 +4,7 @@ and the run is the sequential one, delivery for delivery."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -103,17 +104,72 @@ class Raising(Recorder):
         raise ValueError(f"bug in {self.name}")
 
 
+class Slow(Recorder):
+    """Takes a while, notes whether another call into it was still running, and replies."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.inside = False
+        self.overlapped = False
+        self.done = 0
+
+    def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        if self.inside:
+            self.overlapped = True
+        self.inside = True
+        time.sleep(0.005)  # long enough for a second call to start, if the batch allowed one
+        super().receive(sender, data, now)
+        self.done += 1
+        self.inside = False
+        return [Send(b"reply", to="sink")]
+
+
 def test_the_first_error_of_a_batch_in_event_order_is_raised(pool: ThreadPoolExecutor) -> None:
     net = SimNetwork(0, parallel=pool)
-    nodes = [Recorder("ok1"), Raising("bad1"), Recorder("ok2"), Raising("bad2")]
+    nodes = [Raising("bad0"), Slow("ok1"), Raising("bad2"), Slow("ok3")]
+    sink = Recorder("sink")
+    for node in [*nodes, sink]:
+        net.add(node)
+    for node in nodes:
+        net.inject("x", b"hi", to=node.name)
+    with pytest.raises(ValueError, match="bug in bad0") as info:
+        net.run()
+    assert any("node 'bad0' receiving from 'x' at t=0.0" in n for n in info.value.__notes__)
+    # The error waited for the whole batch, and the replies of the nodes that ran are sent.
+    assert [node.done for node in nodes if isinstance(node, Slow)] == [1, 1]
+    assert net.pending == 2
+    net.parallel = None
+    net.run()
+    assert [data for _, _, data in sink.got] == [b"reply", b"reply"]
+
+
+def test_a_node_never_runs_two_calls_at_once(pool: ThreadPoolExecutor) -> None:
+    net = SimNetwork(0, parallel=pool)
+    nodes = [Slow(name) for name in ("a", "b")]
+    for node in [*nodes, Recorder("sink")]:
+        net.add(node)
+    for k in range(4):
+        for node in nodes:
+            net.inject("x", b"%d" % k, to=node.name)
+    net.run()
+    assert [node.done for node in nodes] == [4, 4]
+    assert not any(node.overlapped for node in nodes)
+
+
+def test_a_tap_sees_each_delivery_just_before_its_recipient(pool: ThreadPoolExecutor) -> None:
+    seen: list[tuple[str, int]] = []
+    nodes = [Recorder(name) for name in NAMES]
+
+    def tap(now: float, sender: str, recipient: str, data: bytes) -> None:
+        seen.append((recipient, sum(len(n.got) for n in nodes)))
+
+    net = SimNetwork(0, parallel=pool, tap=tap)
     for node in nodes:
         net.add(node)
     for node in nodes:
         net.inject("x", b"hi", to=node.name)
-    with pytest.raises(ValueError, match="bug in bad1") as info:
-        net.run()
-    assert any("node 'bad1' receiving from 'x' at t=0.0" in n for n in info.value.__notes__)
-    assert all(node.got for node in nodes)  # the whole batch ran before the error was raised
+    net.run()
+    assert seen == [("P1", 0), ("P2", 1), ("P3", 2), ("P4", 3)]
 
 
 class Echo(Recorder):
