@@ -2,10 +2,7 @@
 [--mode audit|strict] [--threads N]``.
 
 For each table size, N bot peers play in one process over the simulated network
-(no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). ``--threads N`` (N > 1)
-gives every node N threads for its large sums and runs the peers of one instant side
-by side on N more: the same hands; a hand's window may start or end a few events apart
-(the run stops between batches), so its counts may differ by a few operations. After the genesis,
+(no faults; ``wikipedia`` up to 15 seats, ``enkortskille`` above). After the genesis,
 each hand from its first key share to the last node committing its checkpoint is
 timed: wall and CPU time, scalar multiplications (base and variable), envelopes
 and bytes sent. The floor is the time those multiplications and point additions
@@ -145,11 +142,10 @@ def _critical(meters: list[Meter]) -> dict[str, int]:
 
 
 def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
-                workers: Workers | None = None,
-                parallel: ThreadPoolExecutor | None = None) -> list[HandFigures]:
+                workers: Workers | None = None) -> list[HandFigures]:
     ruleset = "wikipedia" if peers <= 15 else "enkortskille"
     table: SimTable = build_table(peers, seed=seed, ruleset=ruleset, chips=1000, mode=mode,
-                                  workers=workers, parallel=parallel)
+                                  workers=workers)
     nodes = table.nodes
     net = table.network
     net.run(stop=lambda _: all(n.hand is not None for n in nodes))
@@ -188,14 +184,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mode", default="audit", choices=("audit", "strict"))
     parser.add_argument("--threads", type=int, default=1,
-                        help="threads for the large sums of multiplications and for the "
-                             "peers of one instant, side by side (default 1)")
+                        help="threads for the large sums of multiplications (default 1)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error(f"--threads {args.threads}: at least 1")
     pool = ThreadPoolExecutor(args.threads) if args.threads > 1 else None
     workers = Workers(pool, args.threads) if pool is not None else None
-    peers_pool = ThreadPoolExecutor(args.threads) if args.threads > 1 else None
     t_base, t_var, t_add = op_costs(1000)
     print(f"{args.mode} tables, {args.threads} thread(s); raw rbcl: base mult "
           f"{t_base * 1e6:.1f} us, variable mult {t_var * 1e6:.1f} us, add "
@@ -207,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
             + " ".join(f"{p}" for p in PHASES) + " = total (time)")
     print(head)
     for peers in (int(p) for p in args.peers.split(",")):
-        for f in bench_table(peers, args.hands, args.seed, args.mode, workers, peers_pool):
+        for f in bench_table(peers, args.hands, args.seed, args.mode, workers):
             crit = " ".join(f"{f.critical[p]}" for p in PHASES)
             total = sum(f.critical.values())
             print(f"{f.peers:>5} {f.hand:>4} {f.wall:7.3f} {f.cpu:7.3f} {f.base:6d} {f.var:6d} "
@@ -216,9 +210,8 @@ def main(argv: list[str] | None = None) -> None:
                   f"{f.wall / f.floor if f.floor else 0:7.2f} "
                   f"{f.cpu / f.floor if f.floor else 0:7.2f} | {crit} = {total} "
                   f"(<= {total * t_var:.3f} s)", flush=True)
-    for p in (pool, peers_pool):
-        if p is not None:
-            p.shutdown()
+    if pool is not None:
+        pool.shutdown()
 
 
 if __name__ == "__main__":

@@ -65,9 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                              "strict (proved shuffles and answers, no key ever revealed)")
     parser.add_argument("--threads", default="0",
                         help="threads for the large multiplication sums of shuffles and "
-                             "proofs and for running the peers of one instant side by side "
-                             "(default 0: one per core, at most 4; 1: none); the hands are "
-                             "the same, the counts may include the last few deliveries")
+                             "proofs (default 0: one per core, at most 4; 1: none); the "
+                             "results are the same")
     parser.add_argument("--json", action="store_true", help="print only the JSON document")
     parser.set_defaults(func=run)
 
@@ -132,13 +131,10 @@ def run(args: argparse.Namespace) -> int:
               f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
               file=sys.stderr)
 
-    with ThreadPoolExecutor(threads, thread_name_prefix="sim-mult") as pool, \
-            ThreadPoolExecutor(threads, thread_name_prefix="sim-peer") as peers_pool:
-        many = threads > 1
+    with ThreadPoolExecutor(threads, thread_name_prefix="sim-mult") as pool:
         table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
                             faults=faults, byzantine=byzantine, mode=mode,
-                            workers=Workers(pool, threads) if many else None,
-                            parallel=peers_pool if many else None)
+                            workers=Workers(pool, threads) if threads > 1 else None)
         result = table.run(max_hands=hands or None, on_hand=progress)
     doc = result.document()
     if result.unfinished and not args.json:

@@ -20,7 +20,6 @@ peer's bytes can only ever raise the remote error type.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
@@ -82,24 +81,15 @@ class DegenerateResult(RemoteProtocolError):
     """A group operation on peer-supplied values gave the identity or used a zero scalar."""
 
 
-class OpCounter(threading.local):
-    """How many group operations ran since the last :meth:`reset` (for cost reports).
+@dataclass(slots=True)
+class OpCounter:
+    """How many group operations ran since the last :meth:`reset` (for cost reports)."""
 
-    Each thread counts its own: a node run on another thread (the simulator's
-    parallel mode) then meters its own work exactly, and no ``+=`` from two
-    threads loses a count. A pool's chunks (``Workers``) are counted by the
-    thread that submitted them.
-    """
-
-    base_mults: int
-    var_mults: int
-    adds: int
-    decodes: int
-    hashes_to_group: int
-
-    def __init__(self) -> None:
-        # threading.local runs this once in every thread that touches the counter.
-        self.reset()
+    base_mults: int = 0
+    var_mults: int = 0
+    adds: int = 0
+    decodes: int = 0
+    hashes_to_group: int = 0
 
     @property
     def scalar_mults(self) -> int:
@@ -118,18 +108,8 @@ class OpCounter(threading.local):
             "hashes_to_group": self.hashes_to_group,
         }
 
-    def add(self, counts: dict[str, int]) -> None:
-        """Add counts taken in another thread (a :meth:`snapshot` or a difference of two)."""
-        for name, value in counts.items():
-            if name not in _COUNT_NAMES:
-                raise LocalProtocolError(f"add: {name!r} is not an operation count")
-            setattr(self, name, getattr(self, name) + value)
 
-
-_COUNT_NAMES = frozenset(("base_mults", "var_mults", "adds", "decodes", "hashes_to_group"))
-
-
-#: The module's counter (per thread); callers read and reset it around the work they measure.
+#: The module's counter; callers read and reset it around the work they measure.
 counters = OpCounter()
 
 

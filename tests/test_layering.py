@@ -21,9 +21,8 @@ FORBIDDEN_LAYERS = {
 # Modules that would give pure code I/O, time or hidden randomness.
 IMPURE = {"socket", "asyncio", "time", "datetime", "random", "secrets", "os", "subprocess",
           "threading", "selectors", "ssl", "zeroconf", "aiomqtt", "prompt_toolkit"}
-# The one place the protocol may touch the OS: the production RNG. And group.py keeps its
-# operation counters per thread (threading.local; it starts no thread, see below).
-IMPURE_ALLOWED = {("protocol", "rng.py", "secrets"), ("protocol", "group.py", "threading")}
+# The one place the protocol may touch the OS: the production RNG.
+IMPURE_ALLOWED = {("protocol", "rng.py", "secrets")}
 
 
 def _imports(path: Path) -> set[str]:
@@ -59,15 +58,6 @@ def test_pure_layers_do_no_io(package: str) -> None:
             if (package, path.name, name) not in IMPURE_ALLOWED:
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, bad
-
-
-def test_the_group_uses_threading_only_for_its_per_thread_counters() -> None:
-    tree = ast.parse((ROOT / "protocol" / "group.py").read_text(encoding="utf-8"))
-    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name) and node.value.id == "threading"}
-    assert used == {"local"}
-    assert not any(isinstance(node, ast.ImportFrom) and node.module == "threading"
-                   for node in ast.walk(tree))
 
 
 def test_layering_check_sees_a_violation(tmp_path: Path) -> None:

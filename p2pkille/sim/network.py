@@ -20,18 +20,6 @@ message already on the wire still arrives after its sender crashes). A crash als
 the node's pending timers; ``restart`` starts a new node object under the same name at the
 current time. Several ``WakeAt`` for the same node and instant are one wake: ``wake`` means
 "time has passed", so a second call at the same instant would tell the node nothing.
-
-With a ``parallel`` executor, the events at the head of the heap that share one instant and
-go to different nodes form a batch: the network does its part of each (counts, trace) in
-order, the nodes run side by side (one on the calling thread, the others on the executor),
-and their outputs are applied in the batch's order. A node's outputs are only ever due at or
-after the current instant and after everything already queued for it, so the deliveries are
-those of the sequential loop, byte for byte (``trace_digest``), for the same seed. What
-differs: ``stop`` and ``max_events`` are asked before each batch instead of each event, so a
-stopped run may have gone a few events further (and counted their operations); if a node
-raises, the other nodes of its batch have run too (their outputs are applied, then the first
-error in the batch's order is raised). A ``tap`` turns batching off: it sees each delivery just
-before its recipient and may act on the network.
 """
 
 from __future__ import annotations
@@ -43,13 +31,11 @@ import math
 import random
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from p2pkille.runtime.io import Node, Send, WakeAt
 from p2pkille.sim.faults import Faults
-from protocol.group import counters
 
 __all__ = ["SimError", "SimNetwork", "SimStats", "StopReason", "Tap"]
 
@@ -108,52 +94,20 @@ class _Timer:
     incarnation: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """A node's ``receive`` or ``wake`` for one event, ready to run on any thread."""
-
-    name: str
-    kind: str
-    run: Callable[[], object]
-    note: str
-
-
-def _run_call(call: _Call) -> object:
-    try:
-        return call.run()
-    except Exception as exc:
-        exc.add_note(call.note)
-        raise
-
-
-def _run_counted(call: _Call) -> tuple[object, dict[str, int]]:
-    # On an executor thread: its own group counters (per thread), handed back to the caller.
-    before = counters.snapshot()
-    outputs = _run_call(call)
-    after = counters.snapshot()
-    return outputs, {k: after[k] - before[k] for k in after}
-
-
 class SimNetwork:
     """Runs nodes against each other on a virtual clock that starts at 0.0 seconds.
 
-    ``faults`` (the default for links without their own), ``tap`` and ``parallel`` are
-    plain attributes that may be changed between runs. A ``Send`` to the sender's own name
-    loops back through the network like any other message; a broadcast (``to=None``) skips
-    the sender. ``parallel`` (an executor the caller owns) runs the nodes of one instant
-    side by side (see the module's text); the nodes must then share no mutable state.
+    ``faults`` (the default for links without their own) and ``tap`` are plain attributes
+    that may be changed between runs. A ``Send`` to the sender's own name loops back through
+    the network like any other message; a broadcast (``to=None``) skips the sender.
     """
 
-    def __init__(
-        self, seed: int, faults: Faults = _NO_FAULTS, *, tap: Tap | None = None,
-        parallel: Executor | None = None,
-    ) -> None:
+    def __init__(self, seed: int, faults: Faults = _NO_FAULTS, *, tap: Tap | None = None) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise SimError(f"seed {seed!r}: must be an int")
         self.seed = seed
         self.faults = faults
         self.tap = tap
-        self.parallel = parallel
         self._rng = random.Random(seed)
         self._now = 0.0
         self._seq = 0
@@ -293,8 +247,7 @@ class SimNetwork:
     ) -> StopReason:
         """Process events in time order until one of the conditions holds; start if needed.
 
-        ``stop`` is asked before each event (each batch with ``parallel``: see the module's
-        text), ``max_events`` counts events of this call.
+        ``stop`` is asked before each event, ``max_events`` counts events of this call.
         """
         if self._running:
             raise SimError("run: called from inside run (a tap or a stop predicate)")
@@ -330,84 +283,21 @@ class SimNetwork:
             if until is not None and heap[0][0] > until:
                 self._now = until
                 return StopReason.UNTIL
-            if self.parallel is not None and self.tap is None:
-                limit = None if max_events is None else max_events - processed
-                processed += self._run_batch(self.parallel, limit)
-                continue
             at, _, event = heapq.heappop(heap)
             self._now = at
             processed += 1
             self._counts["events"] += 1
-            call = self._open(event)
-            if call is not None:
-                self._apply(call.name, _run_call(call), call.kind)
-
-    def _run_batch(self, pool: Executor, limit: int | None) -> int:
-        """Pop and run the events of the head's instant for distinct nodes; return how many."""
-        heap = self._heap
-        at = heap[0][0]
-        self._now = at
-        calls: list[_Call] = []
-        busy: set[str] = set()
-        taken = 0
-        while heap and heap[0][0] == at and (limit is None or taken < limit):
-            event = heap[0][2]
-            name = event.recipient if isinstance(event, _Delivery) else event.name
-            if name in busy:
-                break  # its next event waits for this one's outputs
-            heapq.heappop(heap)
-            taken += 1
-            self._counts["events"] += 1
-            call = self._open(event)
-            if call is not None:
-                busy.add(name)
-                calls.append(call)
-        if not calls:
-            return taken
-        futures: list[Future[tuple[object, dict[str, int]]]] = [
-            pool.submit(_run_counted, call) for call in calls[1:]
-        ]
-        results: list[tuple[bool, object]] = []
-        try:
-            try:
-                results.append((True, _run_call(calls[0])))
-            except Exception as exc:  # raised below, once every node of the batch is done
-                results.append((False, exc))
-        finally:
-            # Even on an interrupt: no node of this batch may still run when this returns.
-            wait(futures)
-        for future in futures:
-            try:
-                outputs, counts = future.result()
-            except Exception as exc:
-                results.append((False, exc))
+            if isinstance(event, _Delivery):
+                self._deliver(event)
             else:
-                counters.add(counts)  # the caller's totals are the sequential loop's
-                results.append((True, outputs))
-        error: Exception | None = None
-        for call, (ok, value) in zip(calls, results, strict=True):
-            if ok:
-                # The nodes after a failed one have run: their outputs are not lost.
-                self._apply(call.name, value, call.kind)
-            elif error is None:
-                assert isinstance(value, Exception)
-                error = value
-        if error is not None:
-            raise error
-        return taken
+                self._fire(event)
 
-    def _open(self, event: _Delivery | _Timer) -> _Call | None:
-        """The network's part of an event (counts, trace, tap); the node's call, if any."""
-        if isinstance(event, _Delivery):
-            return self._open_delivery(event)
-        return self._open_timer(event)
-
-    def _open_delivery(self, event: _Delivery) -> _Call | None:
+    def _deliver(self, event: _Delivery) -> None:
         counts = self._counts
         counts["in_flight"] -= 1
         sender, recipient, data = event.sender, event.recipient, event.data
         if not self._reachable(sender, recipient):
-            return None
+            return
         counts["delivered"] += 1
         counts["bytes_delivered"] += len(data)
         now = self._now
@@ -421,21 +311,26 @@ class SimNetwork:
         if self.tap is not None:
             self.tap(now, sender, recipient, data)
         node = self._nodes[recipient]
-        return _Call(
-            recipient, "receive", lambda: node.receive(sender, data, now),
-            f"raised by node {recipient!r} receiving from {sender!r} at t={now!r}",
-        )
+        try:
+            outputs: object = node.receive(sender, data, now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {recipient!r} receiving from {sender!r} at t={now!r}")
+            raise
+        self._apply(recipient, outputs, "receive")
 
-    def _open_timer(self, event: _Timer) -> _Call | None:
+    def _fire(self, event: _Timer) -> None:
         name, now = event.name, self._now
         self._wakes.discard((name, event.incarnation, now))
         if event.incarnation != self._incarnation[name]:
             self._counts["timers_discarded"] += 1
-            return None
+            return
         self._counts["timers_fired"] += 1
-        node = self._nodes[name]
-        return _Call(name, "wake", lambda: node.wake(now),
-                     f"raised by node {name!r} in wake at t={now!r}")
+        try:
+            outputs: object = self._nodes[name].wake(now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {name!r} in wake at t={now!r}")
+            raise
+        self._apply(name, outputs, "wake")
 
     def _start_node(self, name: str) -> None:
         now = self._now

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from p2pkille.bots.threshold import ThresholdBot
@@ -152,13 +151,12 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
                 faults: Faults | None = None, deciders: DeciderFactory | None = None,
                 timing: Timing | None = None, timings: Mapping[int, Timing] | None = None,
                 byzantine: Mapping[int, str] | None = None, mode: str = "audit",
-                workers: Workers | None = None, parallel: Executor | None = None) -> SimTable:
+                workers: Workers | None = None) -> SimTable:
     """Peers named ``n1``..``nN`` (transport names; seats come from the genesis).
     ``timings`` overrides ``timing`` per node index (skewed clocks); ``byzantine`` maps
     a SEAT (0-based, as in ``P1``..``PN``) to a behaviour of
     :data:`p2pkille.sim.byzantine.BEHAVIOURS`; ``mode`` is ``audit`` or ``strict``;
-    ``workers``: threads every node may use for its large sums; ``parallel``: an executor
-    on which the network runs nodes side by side (the same run; the caller owns both)."""
+    ``workers``: threads every node may use for its large sums (the caller owns them)."""
     identities = [Identity.from_seed(_seed(seed, "identity", str(i))) for i in range(peers)]
     delivery = [DeliveryKeyPair.from_private(_seed(seed, "delivery", str(i)))
                 for i in range(peers)]
@@ -174,7 +172,7 @@ def build_table(peers: int, *, seed: int = 1, ruleset: str = "wikipedia", stake:
              for i in range(peers)]
     for node in nodes:
         node.workers = workers
-    network = SimNetwork(seed, faults or Faults(), parallel=parallel)
+    network = SimNetwork(seed, faults or Faults())
     table = SimTable(nodes, network)
     if byzantine:
         seats = table.seats()

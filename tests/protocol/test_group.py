@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable
 
 import pytest
@@ -135,30 +134,6 @@ class TestPoint:
         assert G * s(7) == Point.base_mult(s(7))
         assert counters.base_mults == 2
         assert counters.var_mults == 0
-
-    def test_each_thread_counts_its_own_operations(self) -> None:
-        counters.reset()
-        Point.base_mult(s(3))
-        seen: dict[str, int] = {}
-
-        def other() -> None:
-            before = counters.snapshot()  # a fresh thread starts at zero
-            for k in (4, 5, 6):
-                Point.base_mult(s(k))
-            seen.update({k: v - before[k] for k, v in counters.snapshot().items()})
-            seen["start"] = before["base_mults"]
-
-        thread = threading.Thread(target=other)
-        thread.start()
-        thread.join()
-        assert seen["start"] == 0
-        assert seen["base_mults"] == 3
-        assert counters.base_mults == 1  # the other thread's work is not in this one's
-        counters.add({k: v for k, v in seen.items() if k != "start"})
-        assert counters.base_mults == 4
-        assert counters.scalar_mults == 4
-        with pytest.raises(LocalProtocolError, match="'mults' is not an operation count"):
-            counters.add({"mults": 1})
 
     def test_identity_results_raise_remote_error(self) -> None:
         p = Point.base_mult(s(9))
