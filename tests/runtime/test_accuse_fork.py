@@ -125,3 +125,73 @@ def test_an_accuse_version_carried_by_others_counts_where_the_other_was_taken(
 @pytest.mark.parametrize("faults", ["drop=0.1,dup=0.05", "reorder=0.2,delay=80ms"])
 def test_an_accuse_fork_under_faults(faults: str) -> None:
     _check(_run(5, 21, 2, "bare", faults))
+
+
+# -- the gap still open (docs/protocol.md II.11.1, "Not closed") ------------------------
+
+
+class ForkJoin(TableNode):
+    """Joins a void round with an accuse signed in two versions for one slot, sent only
+    once every other holder has accused (so nobody carries it): the honest join (accuses
+    nothing) to the first half of the peers, a made-up accusation of seat P1 to the rest."""
+
+    peer_names: ClassVar[tuple[str, ...]] = ()
+    held: list[Send] | None = None
+    forked_in: int | None = None
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if (kind != msg.ACCUSE or hand is None or self.forked_in is not None
+                or "cause" not in body or body.get("accusations")):
+            super()._emit(out, kind, body)
+            return
+        self.forked_in = hand.number
+        seq, prev = self.transcript.next_slot(self.identity.public)
+        first = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                              kind=kind, body=body)
+        self._took(self.transcript.receive_own(first))
+        other = {k: v for k, v in body.items() if k not in ("cause", "root")}
+        other["accusations"] = [msg.Accusation(0, "illegal-act", "made up",
+                                               first.wire).to_json()]
+        second = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                               kind=kind, body=other)
+        names = [n for n in self.peer_names if n != self.name]
+        half = set(names[: len(names) // 2])
+        self.held = [Send(first.wire if n in half else second.wire, to=n) for n in names]
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if self.held is not None and hand is not None and hand.number == self.forked_in:
+            others = [k for k in range(len(hand.holders)) if k != hand.me]
+            if sum(k in hand.accuses for k in others) >= len(others) - 1:
+                out += self.held
+                self.held = None
+        return super()._act(out)
+
+
+class StopsForNothing(TableNode):
+    """Stops hand 1 once play starts, with an accuse that accuses nobody."""
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.number == 1 and self.stage == Stage.PLAY
+                and not hand.voiding and self._once("stop")):
+            hand.voiding = True
+        return super()._act(out)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a joining accuse nobody carries can be forked "
+                   "(docs/protocol.md II.11.1, Not closed); needs a round in which every "
+                   "holder states the accuse versions it took")
+def test_a_joining_accuse_forked_after_every_other_accuse_does_not_split_the_table() -> None:
+    table = build_table(5, seed=1, chips=3)
+    misbehave(table, 2, StopsForNothing)
+    forker = misbehave(table, CHEATER, ForkJoin)
+    names = tuple(n.name for n in table.nodes)
+    forker.__class__ = type("NamedForkJoin", (ForkJoin,), {"peer_names": names})
+    run = table.run(until=300.0, max_hands=1)
+    assert isinstance(forker, ForkJoin)
+    assert forker.forked_in == 1
+    first = [[o.to_json() for o in node.outcomes[:1]] for node in run.honest]
+    assert all(len(hands) == 1 for hands in first)
+    assert all(hands == first[0] for hands in first)  # today: two halves, two verdicts
