@@ -17,7 +17,7 @@ import pytest
 
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output, Send
-from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from protocol.envelope import Envelope
@@ -195,3 +195,28 @@ def test_a_joining_accuse_forked_after_every_other_accuse_does_not_split_the_tab
     first = [[o.to_json() for o in node.outcomes[:1]] for node in run.honest]
     assert all(len(hands) == 1 for hands in first)
     assert all(hands == first[0] for hands in first)  # today: two halves, two verdicts
+
+
+@pytest.mark.xfail(strict=True, reason="open: a node that holds every accuse decides at once, "
+                   "while the others may still time it out (docs/protocol.md II.11.1, Not "
+                   "closed); needs the same round before the verdict")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_slow_holder_reaches_the_verdict_that_times_it_out(seed: int) -> None:
+    # P3 stops hand 1 for nothing once play starts; P2 is honest, but from then on its
+    # messages take 3 s to P1 and 20 s to the others, whose limit is 1 s. P2 holds every
+    # accuse at once; the others vote its time out before its accuse reaches them.
+    table = build_table(4, seed=seed, chips=3)
+    order = table.seats()
+    slow = table.nodes[order[1]]
+    misbehave(table, 2, StopsForNothing)
+    for seat in (0, 2, 3):
+        table.nodes[order[seat]].timing = Timing(limit=1.0)
+    table.network.run(until=3600.0, stop=lambda _: all(
+        n.stage == Stage.PLAY for n in table.nodes))
+    for seat, delay in ((0, 3.0), (2, 20.0), (3, 20.0)):
+        table.network.set_link(slow.name, table.nodes[order[seat]].name,
+                               Faults(delay=delay), one_way=True)
+    run = table.run(until=3600.0, max_hands=1)
+    first = [node.outcomes[0].eliminated for node in run.honest]
+    assert ["P2"] in first
+    assert all(eliminated == first[0] for eliminated in first)  # today: P2 says P3
