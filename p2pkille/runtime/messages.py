@@ -25,6 +25,7 @@ __all__ = [
     "get_boxes",
     "get_disclosed",
     "get_hand",
+    "get_ids",
     "get_shares",
     "get_step",
 ]
@@ -49,9 +50,10 @@ SEEN: Final = "seen"
 PET: Final = "pet"
 REWOUND: Final = "rewound"
 OVER: Final = "over"
+TALLY: Final = "tally"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
-                          REWOUND, OVER})
+                          REWOUND, OVER, TALLY})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -84,6 +86,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # a key holder of the game's last hand, after it counted that hand: tells the
         # members without a key that it moved on (docs/protocol.md II.7)
         (OVER, (), ()),
+        # a key holder whose void round is complete: the accuse it counts of each holder
+        # (its id, or null), before any node decides (docs/protocol.md II.11.1)
+        (TALLY, ("ids",), ()),
     )
 }
 MAX_SEATS: Final = 64
@@ -289,3 +294,19 @@ def get_step(body: Mapping[str, object], evidence: bytes) -> tuple[int, int, int
             canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
             canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
                               evidence=evidence))
+
+
+def get_ids(body: Mapping[str, object], evidence: bytes) -> tuple[bytes | None, ...]:
+    """The ``ids`` of a ``tally``: per key holder, the 32-byte id of the accuse its author
+    counts, or null (none counts)."""
+    raw = canonical.get_list(body, "ids", what="tally", evidence=evidence)
+    if not 1 <= len(raw) <= MAX_SEATS:
+        raise InvalidEncoding(f"tally: 1 to {MAX_SEATS} ids", evidence=evidence)
+    out: list[bytes | None] = []
+    for index in range(len(raw)):
+        if raw[index] is None:
+            out.append(None)
+        else:
+            out.append(canonical.get_bytes({"id": raw[index]}, "id", what="tally", size=32,
+                                           evidence=evidence))
+    return tuple(out)

@@ -292,6 +292,15 @@ class _Hand:
         # protocol seat -> {id: bytes} of its accuses that others carried as their cause
         self.cited: dict[int, dict[bytes, bytes]] = {}
         self.counted: dict[int, bytes] = {}  # protocol seat -> id of the accuse that counts
+        # The tally round (II.11.1): per holder its latest tally (the accuse id it counts
+        # of each holder, or None); mine as computed, and as last sent; what I re-sent.
+        self.tallies: dict[int, tuple[bytes | None, ...]] = {}
+        self.tally_ids: tuple[bytes | None, ...] | None = None
+        self.tallied: tuple[bytes | None, ...] | None = None
+        self.echoed: set[tuple[int, bytes | None, bytes | None]] = set()
+        self.accuse_wires: dict[bytes, bytes] = {}  # accuse id -> its wire
+        self.gone: frozenset[int] = frozenset()  # seats whose accuse counts for nothing
+        self.excused: frozenset[int] = frozenset()  # blamed seats: their tally is not needed
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -381,9 +390,13 @@ class TableNode:
         self._over_due: list[int] = []  # hands I held a key in and must say over for
         # (seat, hand) of forks whose two branches are both accuses of that hand
         self._accuse_forks: set[tuple[int | None, int]] = set()
+        # (seat, hand) -> both wires of a fork of its accuse (re-sent in a tally round)
+        self._accuse_fork_wires: dict[tuple[int | None, int], tuple[bytes, bytes]] = {}
         self._outbox: list[bytes] = []  # wires to send every member (forks' branches)
         self._cert_holders: dict[int, tuple[int, ...]] = {}  # hand -> its key holders
         self._late_seens: list[tuple[int, tuple[int, int, int]]] = []  # to answer (_late_vote)
+        # voided hand -> the seats whose tally equal to mine I held when I decided
+        self._void_tallies: dict[int, frozenset[int]] = {}
         self._late_answered: set[tuple[int, tuple[int, int, int]]] = set()
 
     # ------------------------------------------------------------------ io.Node
@@ -505,7 +518,7 @@ class TableNode:
         in the other stages, (VOID, 0) while the hand's accusations are collected."""
         hand = self.hand
         if hand is not None and hand.voiding:
-            return _VOID, 0
+            return (_TALLY, 0) if hand.tally_ids is not None else (_VOID, 0)
         # The game's fact count, not a node-local one: a voided hand rewinds it, so
         # every node names the same step whatever it consumed of the voided hand.
         view = self.view
@@ -529,6 +542,10 @@ class TableNode:
         normal = self._waiting_for()
         return normal + tuple(s for s in self._owing() if s not in normal)
 
+    @staticmethod
+    def _gone(hand: _Hand) -> frozenset[int]:
+        return hand.gone
+
     def _waiting_for(self) -> tuple[int, ...]:
         stage = self.stage
         everyone = range(len(self.members))
@@ -542,6 +559,11 @@ class TableNode:
         if hand is None or view is None or stage == Stage.DONE:
             return ()
         holders = hand.holders
+        if hand.voiding and hand.tally_ids is not None:
+            # Tallying: the holders whose latest tally differs from mine (or is missing).
+            gone = self._gone(hand)
+            return tuple(s for k, s in enumerate(holders) if k != hand.me and s not in gone
+                         and s not in hand.excused and hand.tallies.get(k) != hand.tally_ids)
         if hand.voiding:
             # A holder that signed accuses only once every other holder signed, accused
             # or timed out (_act): while one has not, the table does not wait for it.
@@ -598,6 +620,8 @@ class TableNode:
                 number = _accuse_fork(event.evidence)
                 if number is not None:
                     self._accuse_forks.add((self._seat(author), number))
+                    self._accuse_fork_wires[(self._seat(author), number)] = (
+                        event.evidence.first, event.evidence.second)
                 self._fault(FaultKind.EQUIVOCATION, self._seat(author),
                             f"{event.author.fingerprint} signed two envelopes for one slot",
                             event.evidence.to_bytes())
@@ -740,6 +764,8 @@ class TableNode:
             return True  # malformed or stale: consumed as a fault
         if number > hand.number:
             return False
+        if kind == msg.TALLY:
+            return not self._held_back(hand, self.seat_of[m])
         if kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.REWOUND):
             return True
         seat = self.seat_of[m]
@@ -810,6 +836,14 @@ class TableNode:
         # A forward of a seat holding no key has no reveal to come after.
         return self.stage > last and (env.kind != msg.FORWARD or index is not None)
 
+    def _held_back(self, hand: _Hand, seat: int) -> bool:
+        """Is ``seat``'s tally held back? I voted its time out at the tally step and no
+        holder has said it holds a tally of it that matches its own (II.11.3): either a
+        holder took it in time and every node takes it, or nobody did and the time-out
+        is agreed."""
+        step = (seat, _TALLY, 0)
+        return (hand.number, step) in self._voted and step not in hand.seens
+
     # ------------------------------------------------------------------ consuming
 
     def _consume(self, m: int, env: Envelope) -> None:
@@ -826,8 +860,11 @@ class TableNode:
                 number = msg.get_hand(env.body, env.wire)
                 if env.kind == msg.TIMEOUT and number in self._certs:
                     self._late_vote(number, msg.get_step(env.body, env.wire))
-                if number in self._voided or (env.kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN)
-                                              and number < self.hand.number):
+                if env.kind == msg.TIMEOUT and number in self._void_tallies:
+                    self._late_tally_vote(number, msg.get_step(env.body, env.wire))
+                if number in self._voided or (
+                        env.kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY)
+                        and number < self.hand.number):
                     return  # the rest of a voided hand, or a vote decided already
                 if number < self.hand.number and self.stage != Stage.DONE:
                     # After its author's checkpoint of a committed hand: that hand's
@@ -1574,7 +1611,11 @@ class TableNode:
         normal consumption (which blames it)."""
         if hand.scan_version != self._version:
             hand.scan_version = self._version
-            self._scan_chains(hand)
+            while True:
+                seens = len(hand.seens)
+                self._scan_chains(hand)
+                if len(hand.seens) == seens:
+                    break  # a new seen can release a tally held back in a chain read before
         if hand.me is not None and hand.votes:
             # Votes for a step I have since passed: I hold the envelope, so I answer.
             for step in hand.votes:
@@ -1586,9 +1627,17 @@ class TableNode:
     def _scan_chains(self, hand: _Hand) -> None:
         for m, member in enumerate(self.members):
             seq = max(self._consumed[m] + 1, hand.scanned.get(m, 0))
+            held: int | None = None
             while (env := self.transcript.get(member, seq)) is not None:
+                if (env.kind == msg.TALLY and env.body.get("hand") == hand.number
+                        and env.id not in hand.taken and self._held_back(hand, self.seat_of[m])):
+                    # Read again once a seen for it is in (_held_back); what follows it may
+                    # be that seen, for another seat.
+                    held = seq if held is None else held
+                    seq += 1
+                    continue
                 seq += 1
-                if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN) or (
+                if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY) or (
                         env.body.get("hand") != hand.number or env.id in hand.taken):
                     continue
                 try:
@@ -1596,7 +1645,7 @@ class TableNode:
                     getattr(self, "_on_" + env.kind)(m, env)
                 except ProtocolError:
                     continue
-            hand.scanned[m] = seq
+            hand.scanned[m] = seq if held is None else held
 
     def _on_over(self, m: int, env: Envelope) -> None:
         """A holder of a counted hand with no key in the next one says it moved on; taken
@@ -1669,6 +1718,15 @@ class TableNode:
         holders = self._cert_holders.get(number, ())
         if (stage == Stage.CHECKPOINT and self.my_seat in holders and seat in holders
                 and seat != self.my_seat and (number, step) not in self._late_seens):
+            self._late_seens.append((number, step))
+
+    def _late_tally_vote(self, number: int, step: tuple[int, int, int]) -> None:
+        """A vote at the tally step of a hand I voided, on a seat whose tally I held: I
+        say so (the voter takes that tally only after a seen, and I no longer answer from
+        that hand's round)."""
+        seat, stage, _ = step
+        if (stage == _TALLY and seat in self._void_tallies[number] and seat != self.my_seat
+                and (number, step) not in self._late_seens):
             self._late_seens.append((number, step))
 
     def _on_timeout(self, m: int, env: Envelope) -> None:
@@ -1779,6 +1837,18 @@ class TableNode:
         now = self._step_now()
         return now > (stage, at) or (now == (stage, at) and seat not in self.waiting_for())
 
+    def _on_tally(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        assert hand is not None
+        if env.id in hand.taken:
+            return
+        index = self._holder(m)
+        ids = msg.get_ids(env.body, env.wire)
+        if len(ids) != len(hand.holders):
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a tally not of every key holder")
+        hand.taken.add(env.id)
+        hand.tallies[index] = ids  # the latest counts: a chain is read in order
+
     def _on_accuse(self, m: int, env: Envelope) -> None:
         hand = self.hand
         assert hand is not None
@@ -1790,6 +1860,7 @@ class TableNode:
         accuse = self._parse_accuse(m, env)  # before any state changes: a malformed
         root = self._root(index, env, accuse.cause)  # accuse counts for nothing
         hand.taken.add(env.id)
+        hand.accuse_wires[env.id] = env.wire
         if root is not None:
             hand.cited.setdefault(self._holder(self._index[root.author]), {})[root.id] = (
                 root.wire)
@@ -1950,8 +2021,9 @@ class TableNode:
             return False
         if hand.joint is None or not hand.final:
             return _PENDING  # the boxes exist, so the deck does: my deal stage will come
-        if sealer not in hand.disclosed:
-            # Its accuse is awaited (or it timed out or forked, and answered nothing).
+        if sealer not in hand.disclosed or acc.accused in hand.timed_out:
+            # Its accuse is awaited (or it timed out or forked, and answered nothing: a
+            # timed-out seat's accuse counts for nothing, even where it came in).
             gone = acc.accused in hand.timed_out or any(
                 f.kind == FaultKind.EQUIVOCATION and f.seat == acc.accused
                 and f.hand == hand.number for f in self.faults)
@@ -2138,9 +2210,16 @@ class TableNode:
         if not hand.voiding:
             return
         equivocated = self._cited_versions(hand)
+        # An accuse forked and carried by nobody: its author is blamed as well (every
+        # node learns the fork in the tally round before it decides, II.11.1).
+        equivocated |= {seat for seat, number in self._accuse_forks
+                        if number == hand.number and seat in hand.holders
+                        and hand.holders.index(seat) not in hand.cited}
+        # A seat whose time-out the table agreed: its accuse counts for nothing (whether
+        # it reached a node before the last vote differs between nodes).
         checked = [(hand.holders[k], acc, self._check(hand.holders[k], acc))
                    for k in sorted(hand.accuses) for acc in hand.accuses[k]
-                   if hand.holders[k] not in equivocated]
+                   if hand.holders[k] not in equivocated | hand.timed_out]
         if any(ok == _PENDING for _, _, ok in checked):
             return
         verdicts = [(by, acc, ok) for by, acc, ok in checked if not isinstance(ok, str)]
@@ -2166,6 +2245,18 @@ class TableNode:
         if not all(k in hand.accuses or hand.holders[k] in hand.timed_out | forked
                    for k in range(len(hand.holders))):
             return
+        # Before deciding, every holder says which accuse of each holder it counts (a
+        # tally): a node that decided at once could differ from one that is still to
+        # time a holder out, or that took the other version of a forked accuse.
+        gone = frozenset(s for s in hand.timed_out | forked | equivocated if s is not None)
+        hand.gone = gone
+        hand.tally_ids = tuple(None if seat in gone else hand.counted.get(k)
+                               for k, seat in enumerate(hand.holders))
+        # A seat the verdict blames need not tally (it could only delay the round): the
+        # honest holders, whose tallies must all be equal, are never blamed.
+        hand.excused = frozenset(blamed) - gone
+        if not self._tallies_agree(hand):
+            return
         idle: set[int] = set()
         if not blamed:
             # Nobody to blame: whoever stopped the hand with an accuse that accuses nothing
@@ -2181,6 +2272,14 @@ class TableNode:
         assert view is not None
         names = self.names
         self._voided.add(hand.number)
+        if hand.me is not None:
+            self._void_tallies[hand.number] = frozenset(
+                seat for k, seat in enumerate(hand.holders)
+                if hand.tallies.get(k) == hand.tally_ids)
+            # Votes taken in the round that I had not answered yet: I answer them now.
+            for step in hand.votes:
+                if (hand.number, step) not in self._voted and step not in hand.answered:
+                    self._late_tally_vote(hand.number, step)
         assert hand.snapshot is not None
         view.game.restore(hand.snapshot)
         view.false_fact = None
@@ -2197,7 +2296,7 @@ class TableNode:
                   "reason": "every other key holder voted its time out", "verdict": "agreed"}
                  for s in sorted(hand.timed_out)]
         told += [{"accused": names[s], "by": None, "kind": FaultKind.EQUIVOCATION.value,
-                  "reason": "signed two accuses for one slot, both carried by other holders",
+                  "reason": "signed two accuses for one slot",
                   "verdict": "proven"} for s in sorted(equivocated)]
         told += [{"accused": names[s], "by": None, "kind": FaultKind.ILLEGAL_ACT.value,
                   "reason": "stopped the hand with an accuse that accuses nothing and "
@@ -2210,6 +2309,38 @@ class TableNode:
             eliminated=[names[s] for s in sorted(blamed)]))
         self._tell("void")
         self._next_hand()
+
+    def _tallies_agree(self, hand: _Hand) -> bool:
+        """Has every holder whose accuse counts sent a tally equal to mine (mine sent
+        first)? Where one differs, re-send what I hold of that holder's accuse: its
+        version, or both versions of a fork, so every node finds a fork before deciding."""
+        ids = hand.tally_ids
+        if hand.me is not None and hand.tallied != ids:
+            return False  # _act sends mine first: the others wait for it
+        agree = True
+        for k, seat in enumerate(hand.holders):
+            if k == hand.me or seat in hand.gone or seat in hand.excused:
+                continue
+            theirs = hand.tallies.get(k)
+            if theirs != ids:
+                agree = False
+                if theirs is not None and ids is not None:
+                    self._echo(hand, theirs, ids)
+        return agree
+
+    def _echo(self, hand: _Hand, theirs: tuple[bytes | None, ...],
+              mine: tuple[bytes | None, ...]) -> None:
+        for j, (a, b) in enumerate(zip(theirs, mine, strict=True)):
+            if a == b or (j, a, b) in hand.echoed:
+                continue
+            hand.echoed.add((j, a, b))
+            seat = hand.holders[j]
+            wires = list(self._accuse_fork_wires.get((seat, hand.number), ()))
+            if b is not None:
+                wire = hand.accuse_wires.get(b) or hand.cited.get(j, {}).get(b)
+                if wire is not None:
+                    wires.append(wire)
+            self._outbox += [w for w in wires if w not in self._outbox]
 
     def _cited_versions(self, hand: _Hand) -> set[int]:
         """Settle forks of accuses by what the other holders carried (II.11.1). A holder
@@ -2335,6 +2466,12 @@ class TableNode:
                 # hand's audit is decided by my own audit (a node replaying its log takes
                 # the accuses, read ahead, before it has consumed the play to its end).
                 self.stage = Stage.REVEAL
+                return True
+            if (hand.me is not None and hand.tally_ids is not None
+                    and hand.tally_ids != hand.tallied):
+                hand.tallied = hand.tally_ids
+                self._emit(out, msg.TALLY, {"hand": n, "ids": [
+                    None if i is None else canonical.b64encode(i) for i in hand.tally_ids]})
                 return True
             # My accuse in my chain (replayed from my log after a crash) is my one: the
             # body depends on what I had taken, so writing it again would make another.
@@ -2607,6 +2744,7 @@ _AUTHOR: Final = -1
 _PENDING: Final = "pending"
 _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
 _OWED: Final = 11  # the step "a forward owed since fact count at" (beside play)
+_TALLY: Final = 12  # the step "tallying the void round" (after collecting accusations)
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,

@@ -114,7 +114,9 @@ def test_an_accuse_version_carried_by_others_counts_where_the_other_was_taken(
         peers: int, seed: int, half: int) -> None:
     """Some get a made-up accusation, the rest the bare version only after the first
     reached them carried by the others: every node counts the carried version (the
-    made-up accusation is false, which costs its author), however it learnt of the fork."""
+    made-up accusation is false, which costs its author), however it learnt of the fork.
+    Its author's chain breaks there for the nodes that hold the carried version, so its
+    tally never comes: it is blamed already, so nobody waits for it."""
     run = _run(peers, seed, half, "late")
     _check(run)
     voided = run.honest[0].outcomes[0]
@@ -127,7 +129,7 @@ def test_an_accuse_fork_under_faults(faults: str) -> None:
     _check(_run(5, 21, 2, "bare", faults))
 
 
-# -- the gap still open (docs/protocol.md II.11.1, "Not closed") ------------------------
+# -- the tally round (docs/protocol.md II.11.1) -------------------------------------------
 
 
 class ForkJoin(TableNode):
@@ -180,9 +182,6 @@ class StopsForNothing(TableNode):
         return super()._act(out)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a joining accuse nobody carries can be forked "
-                   "(docs/protocol.md II.11.1, Not closed); needs a round in which every "
-                   "holder states the accuse versions it took")
 def test_a_joining_accuse_forked_after_every_other_accuse_does_not_split_the_table() -> None:
     table = build_table(5, seed=1, chips=3)
     misbehave(table, 2, StopsForNothing)
@@ -194,12 +193,9 @@ def test_a_joining_accuse_forked_after_every_other_accuse_does_not_split_the_tab
     assert forker.forked_in == 1
     first = [[o.to_json() for o in node.outcomes[:1]] for node in run.honest]
     assert all(len(hands) == 1 for hands in first)
-    assert all(hands == first[0] for hands in first)  # today: two halves, two verdicts
+    assert all(hands == first[0] for hands in first)  # before the tally: two verdicts
 
 
-@pytest.mark.xfail(strict=True, reason="open: a node that holds every accuse decides at once, "
-                   "while the others may still time it out (docs/protocol.md II.11.1, Not "
-                   "closed); needs the same round before the verdict")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_slow_holder_reaches_the_verdict_that_times_it_out(seed: int) -> None:
     # P3 stops hand 1 for nothing once play starts; P2 is honest, but from then on its
@@ -219,4 +215,31 @@ def test_a_slow_holder_reaches_the_verdict_that_times_it_out(seed: int) -> None:
     run = table.run(until=3600.0, max_hands=1)
     first = [node.outcomes[0].eliminated for node in run.honest]
     assert ["P2"] in first
-    assert all(eliminated == first[0] for eliminated in first)  # today: P2 says P3
+    assert all(eliminated == first[0] for eliminated in first)  # before the tally: P2 said P3
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_impatient_slow_holder_still_gets_the_tallies_of_those_who_decided(
+        seed: int) -> None:
+    # P2's messages take 3 s and it gives up after 0.5 s: it votes the others' time out
+    # at the tally step before their tallies (which wait for its accuse) come, so it
+    # holds them back until a seen. The others, patient, decide and deal on; a node
+    # that voided the hand answers such a vote (before, P2 waited for ever).
+    table = build_table(4, seed=seed, chips=3)
+    order = table.seats()
+    slow = table.nodes[order[1]]
+    misbehave(table, 2, StopsForNothing)
+    slow.timing = Timing(limit=0.5)
+    table.network.run(until=3600.0, stop=lambda _: all(
+        n.stage == Stage.PLAY for n in table.nodes))
+    for node in table.nodes:
+        if node is not slow:
+            table.network.set_link(slow.name, node.name, Faults(delay=3.0), one_way=True)
+    run = table.run(until=3600.0, max_hands=2)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == ["P3"]  # it stopped the hand for nothing; nobody timed out
+    votes = [e for e in slow.transcript.chain(slow.identity.public)
+             if e.kind == msg.TIMEOUT and e.body.get("stage") == 12]
+    assert votes, "the slow node voted at the tally step"

@@ -108,7 +108,7 @@ class PatientAccuser(TableNode):
             self._emit(out, msg.ACCUSE, {"accusations": [acc.to_json()], "disclosed": [],
                                          "hand": n})
             return True
-        return False
+        return bool(super()._act(out))  # the rest of the round as any node (its tally)
 
 
 def test_a_late_accusation_of_a_deal_box_finds_its_answer_already_given() -> None:

@@ -91,6 +91,8 @@ def test_a_whole_game_with_keys(inp: PipeInput) -> None:
                     changed.append((str(my_card(before)), str(my_card(after))))
             await wait_for(lambda: game.over or decider.request is not None, 30)
         await wait_for(lambda: "wins the game" in screen.text(100, 40))
+        # A peer out of the game counts the last hand once the players sent over.
+        await wait_for(lambda: all(n.done for n in table.nodes))
         sampler.cancel()
 
     asyncio.run(run_with(app, table, screen, body))
