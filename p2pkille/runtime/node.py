@@ -300,7 +300,7 @@ class _Hand:
         self.echoed: set[tuple[int, bytes | None, bytes | None]] = set()
         self.accuse_wires: dict[bytes, bytes] = {}  # accuse id -> its wire
         self.gone: frozenset[int] = frozenset()  # seats whose accuse counts for nothing
-        self.excused: frozenset[int] = frozenset()  # blamed seats: their tally is not needed
+        self.excused: frozenset[int] = frozenset()  # seats that forked a tally: not needed
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -390,6 +390,7 @@ class TableNode:
         self._over_due: list[int] = []  # hands I held a key in and must say over for
         # (seat, hand) of forks whose two branches are both accuses of that hand
         self._accuse_forks: set[tuple[int | None, int]] = set()
+        self._tally_forks: set[tuple[int | None, int]] = set()  # (seat, hand): two tallies
         # (seat, hand) -> both wires of a fork of its accuse (re-sent in a tally round)
         self._accuse_fork_wires: dict[tuple[int | None, int], tuple[bytes, bytes]] = {}
         self._outbox: list[bytes] = []  # wires to send every member (forks' branches)
@@ -617,6 +618,9 @@ class TableNode:
                     self._now)
             elif isinstance(event, Equivocated):
                 author = self._index[event.author]
+                tallied = _kind_fork(event.evidence, msg.TALLY)
+                if tallied is not None:
+                    self._tally_forks.add((self._seat(author), tallied))
                 number = _accuse_fork(event.evidence)
                 if number is not None:
                     self._accuse_forks.add((self._seat(author), number))
@@ -2230,7 +2234,7 @@ class TableNode:
         # is self-verifying, so an accusation that carries it counts as well.
         # (A fork of an accuse alone is settled by what the others carried: _cited_versions.)
         forked = {f.seat for f in self.faults if f.kind == FaultKind.EQUIVOCATION
-                  and (f.seat, hand.number) not in self._accuse_forks} | {
+                  and (f.seat, hand.number) not in self._accuse_forks | self._tally_forks} | {
             acc.accused for _, acc, ok in verdicts
             if ok and acc.kind == FaultKind.EQUIVOCATION.value}
         # A forked seat is not waited for, so whether its accuse is in differs between
@@ -2252,9 +2256,10 @@ class TableNode:
         hand.gone = gone
         hand.tally_ids = tuple(None if seat in gone else hand.counted.get(k)
                                for k, seat in enumerate(hand.holders))
-        # A seat the verdict blames need not tally (it could only delay the round): the
-        # honest holders, whose tallies must all be equal, are never blamed.
-        hand.excused = frozenset(blamed) - gone
+        # A holder that signed two tallies for one slot is not waited for (either branch
+        # may be the one a node holds); its accuse still counts as the tallies say.
+        hand.excused = frozenset(seat for seat, number in self._tally_forks
+                                 if number == hand.number and seat is not None) - gone
         if not self._tallies_agree(hand):
             return
         idle: set[int] = set()
@@ -2416,6 +2421,11 @@ class TableNode:
                 seat, st, at = late
                 self._emit(out, msg.SEEN, {"at": at, "hand": number, "seat": seat,
                                            "stage": st})
+                if st == _TALLY:
+                    # The tally I hold may be the other branch of one the voter holds.
+                    member = self.members[self.member_of[seat]]
+                    out += [Send(env.wire) for env in self.transcript.chain(member)
+                            if env.body.get("hand") == number and env.kind == msg.TALLY]
                 return True
         stage = self.stage
         if stage == Stage.COMMIT:
@@ -2769,6 +2779,11 @@ def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:
 def _accuse_fork(fork: Equivocation) -> int | None:
     """The hand whose accuse both branches of ``fork`` are, if they are (already verified
     signatures: only the bodies are read)."""
+    return _kind_fork(fork, msg.ACCUSE)
+
+
+def _kind_fork(fork: Equivocation, kind: str) -> int | None:
+    """The hand whose ``kind`` envelope both branches of ``fork`` are, if they are."""
     numbers = set()
     for wire in (fork.first, fork.second):
         try:
@@ -2776,7 +2791,7 @@ def _accuse_fork(fork: Equivocation) -> int | None:
         except RemoteProtocolError:
             return None
         body = obj.get("body")
-        if obj.get("kind") != msg.ACCUSE or not isinstance(body, dict):
+        if obj.get("kind") != kind or not isinstance(body, dict):
             return None
         numbers.add(body.get("hand"))
     number = numbers.pop()

@@ -7,13 +7,19 @@ impatient node held back tallies nobody answered for once the others had dealt o
 from __future__ import annotations
 
 import random
+from typing import ClassVar, cast
 
 import pytest
 
-from p2pkille.runtime.node import Timing
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.io import Output, Send
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, build_table
+from protocol.envelope import Envelope
 from tests.runtime.bots import Restless
+from tests.runtime.helpers import misbehave
+from tests.runtime.test_accuse_fork import StopsForNothing
 
 BEHAVIOURS = ("withhold", "false-accuse", "equivocate", "wrong-share", "bad-shuffle",
               "false-answer", "out-of-turn", "garbage", None)
@@ -49,3 +55,132 @@ def test_slow_links_and_short_limits_never_split_or_stall_a_void_round(seed: int
     run = _table(seed).run(until=4000.0, max_hands=4)
     assert run.honest_agree, [[o.to_json() for o in n.outcomes[:4]] for n in run.honest]
     assert any(o.voided for o in run.honest[0].outcomes)  # the round was played
+
+
+# -- attacks on the tally round (an independent review's scripts) ----------------------
+
+
+class ForkTally(StopsForNothing):
+    """Stops hand 1 for nothing, then signs two tallies for one slot: the true one to
+    every peer but ``victim``, one with an id nulled to the victim."""
+
+    victim: ClassVar[str] = ""
+    peer_names: ClassVar[tuple[str, ...]] = ()
+    forked = False
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind != msg.TALLY or self.forked:
+            super()._emit(out, kind, body)
+            return
+        self.forked = True
+        seq, prev = self.transcript.next_slot(self.identity.public)
+        first = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                              kind=kind, body=body)
+        self._took(self.transcript.receive_own(first))
+        ids = list(cast(list[object], body["ids"]))
+        ids[next(i for i, v in enumerate(ids) if v is not None)] = None
+        second = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
+                               kind=kind, body={**body, "ids": ids})
+        out += [Send(second.wire if name == self.victim else first.wire, to=name)
+                for name in self.peer_names if name != self.name]
+
+
+@pytest.mark.parametrize(("peers", "seed"), [(4, 1), (5, 2), (6, 4)])
+def test_a_tally_signed_twice_strands_nobody(peers: int, seed: int) -> None:
+    # The victim holds the wrong branch and waits for a tally that matches: the nodes that
+    # decided answer its vote with a seen and the tally they hold, the victim finds the
+    # fork and waits no longer for that seat, whose accuse still counts as tallied.
+    table = build_table(peers, seed=seed, chips=3)
+    forker = misbehave(table, 2, ForkTally)
+    forker.__class__ = type("NamedForkTally", (ForkTally,), {
+        "victim": table.nodes[table.seats()[0]].name,
+        "peer_names": tuple(n.name for n in table.nodes)})
+    run = table.run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    assert run.honest[0].outcomes[0].eliminated == ["P3"]
+
+
+class Framer(TableNode):
+    """Once an honest seat forwarded it a card, stops the hand with an accuse signed in two
+    versions too big to be carried: padding alone to that seat (so its own accuse leaves
+    that forward out), padding and a "bad-seal" accusation of the forward to the rest.
+    Then says nothing more."""
+
+    armed: ClassVar[bool] = False
+    victim: ClassVar[str] = ""
+    victim_seat: ClassVar[int] = -1
+    forward: ClassVar[bytes] = b""
+    peer_names: ClassVar[tuple[str, ...]] = ()
+    fired = False
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (self.armed and hand is not None and self.stage == Stage.PLAY
+                and not hand.voiding and self._once("stop")):
+            hand.voiding = True
+        return bool(super()._act(out))
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if self.fired:
+            return
+        if kind != msg.ACCUSE:
+            super()._emit(out, kind, body)
+            return
+        self.fired = True
+        hand = self.hand
+        assert hand is not None
+        other = next(s for s in hand.holders if s not in (self.my_seat, self.victim_seat))
+        pad = [msg.Accusation(other, "illegal-act", "x" * 200, self.forward).to_json()
+               for _ in range(max(1, 53000 // (len(self.forward) * 4 // 3 + 300)))]
+        framed = [msg.Accusation(self.victim_seat, "bad-seal", "box did not open",
+                                 self.forward).to_json()]
+        seq, prev = self.transcript.next_slot(self.identity.public)
+        versions = [Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
+                                  prev=prev, kind=kind, body={**body, "accusations": acc})
+                    for acc in (pad, framed + pad)]
+        self._took(self.transcript.receive_own(versions[1]))
+        out += [Send(versions[0].wire if name == self.victim else versions[1].wire, to=name)
+                for name in self.peer_names if name != self.name]
+
+
+def _forward_to(node: TableNode) -> bytes:
+    """A forward of the current hand to ``node``'s seat that ``node`` holds, or b""."""
+    hand = node.hand
+    for member in node.members:
+        for env in node.transcript.chain(member):
+            if (env.kind == msg.FORWARD and hand is not None
+                    and env.body.get("hand") == hand.number
+                    and env.body.get("to") == node.my_seat):
+                return env.wire
+    return b""
+
+
+@pytest.mark.parametrize(("seed", "peers", "delay"), [(3, 4, 0.0), (2, 4, 3.0), (3, 5, 3.0)])
+def test_an_honest_seat_framed_by_a_forked_accuse_is_not_blamed(
+        seed: int, peers: int, delay: float) -> None:
+    table = build_table(peers, seed=seed, chips=3, deciders=lambda _i: Restless())
+    framer = misbehave(table, 2, Framer)
+
+    class Armed(Framer):
+        peer_names = tuple(n.name for n in table.nodes)
+
+    cls: type[Framer] = Armed
+    framer.__class__ = cls
+    table.network.run(until=600.0, stop=lambda _: framer.stage == Stage.PLAY and bool(
+        _forward_to(framer)))
+    wire = _forward_to(framer)
+    assert wire
+    author = next(n for n in table.nodes if n.transcript.chain(n.identity.public)
+                  and any(e.wire == wire for e in n.transcript.chain(n.identity.public)))
+    cls.armed, cls.victim, cls.forward = True, author.name, wire
+    cls.victim_seat = author.my_seat if author.my_seat is not None else -1
+    for node in table.nodes:
+        if node is not author:
+            table.network.set_link(author.name, node.name, Faults(delay=delay), one_way=True)
+    framer_hand = framer.hand.number if framer.hand is not None else 0
+    run = table.run(until=900.0, max_hands=framer_hand + 1)
+    assert run.honest_agree
+    voided = run.honest[0].outcomes[framer_hand - 1]
+    assert voided.voided
+    assert "P3" in voided.eliminated
+    assert f"P{cls.victim_seat + 1}" not in voided.eliminated  # not framed
