@@ -543,10 +543,6 @@ class TableNode:
         normal = self._waiting_for()
         return normal + tuple(s for s in self._owing() if s not in normal)
 
-    @staticmethod
-    def _gone(hand: _Hand) -> frozenset[int]:
-        return hand.gone
-
     def _waiting_for(self) -> tuple[int, ...]:
         stage = self.stage
         everyone = range(len(self.members))
@@ -562,9 +558,9 @@ class TableNode:
         holders = hand.holders
         if hand.voiding and hand.tally_ids is not None:
             # Tallying: the holders whose latest tally differs from mine (or is missing).
-            gone = self._gone(hand)
-            return tuple(s for k, s in enumerate(holders) if k != hand.me and s not in gone
-                         and s not in hand.excused and hand.tallies.get(k) != hand.tally_ids)
+            return tuple(s for k, s in enumerate(holders) if k != hand.me
+                         and s not in hand.gone | hand.excused
+                         and hand.tallies.get(k) != hand.tally_ids)
         if hand.voiding:
             # A holder that signed accuses only once every other holder signed, accused
             # or timed out (_act): while one has not, the table does not wait for it.
