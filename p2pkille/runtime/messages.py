@@ -302,11 +302,5 @@ def get_ids(body: Mapping[str, object], evidence: bytes) -> tuple[bytes | None, 
     raw = canonical.get_list(body, "ids", what="tally", evidence=evidence)
     if not 1 <= len(raw) <= MAX_SEATS:
         raise InvalidEncoding(f"tally: 1 to {MAX_SEATS} ids", evidence=evidence)
-    out: list[bytes | None] = []
-    for index in range(len(raw)):
-        if raw[index] is None:
-            out.append(None)
-        else:
-            out.append(canonical.get_bytes({"id": raw[index]}, "id", what="tally", size=32,
-                                           evidence=evidence))
-    return tuple(out)
+    return tuple(None if value is None else canonical.get_bytes(
+        {"id": value}, "id", what="tally", size=32, evidence=evidence) for value in raw)

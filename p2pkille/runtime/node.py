@@ -2325,7 +2325,7 @@ class TableNode:
             theirs = hand.tallies.get(k)
             if theirs != ids:
                 agree = False
-                if theirs is not None and ids is not None:
+                if theirs is not None and ids is not None:  # ids: set by _verdict
                     self._echo(hand, theirs, ids)
         return agree
 

@@ -17,6 +17,7 @@ from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, build_table
 from protocol.envelope import Envelope
+from protocol.errors import InvalidEncoding
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import misbehave
 from tests.runtime.test_accuse_fork import StopsForNothing
@@ -184,3 +185,31 @@ def test_an_honest_seat_framed_by_a_forked_accuse_is_not_blamed(
     assert voided.voided
     assert "P3" in voided.eliminated
     assert f"P{cls.victim_seat + 1}" not in voided.eliminated  # not framed
+
+
+@pytest.mark.parametrize("ids", [
+    "not a list", [], ["AAAA"], [None, 7], [None] * (msg.MAX_SEATS + 1),
+])
+def test_a_malformed_tally_is_refused_as_the_peers_fault(ids: object) -> None:
+    with pytest.raises(InvalidEncoding):
+        msg.get_ids({"hand": 1, "ids": ids}, b"")
+
+
+class BadTally(StopsForNothing):
+    """Stops hand 1 for nothing, then sends tallies one id short."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.TALLY:
+            body = {**body, "ids": cast(list[object], body["ids"])[:-1]}
+        super()._emit(out, kind, body)
+
+
+def test_a_tally_not_of_every_holder_is_a_fault_and_the_table_goes_on() -> None:
+    table = build_table(4, seed=2, chips=3)
+    misbehave(table, 2, BadTally)
+    run = table.run(until=600.0, max_hands=2)
+    assert run.honest_agree
+    assert run.honest[0].outcomes[0].eliminated == ["P3"]
+    for node in run.honest:
+        assert any(f.kind.value == "malformed" and f.seat == 2 and "tally" in f.reason
+                   for f in node.faults)
