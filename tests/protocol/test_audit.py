@@ -263,6 +263,48 @@ def test_witness_that_cancels_a_card_is_blamed_not_crashed(hand: Hand) -> None:
     assert "identity" in report.blame.reason
 
 
+def test_a_later_witness_that_cancels_its_slot_is_blamed_not_crashed(hand: Hand) -> None:
+    # After step 0, output slot i has C1 = (1 + r_i) G; step 1 taking slot j with
+    # r = -(1 + r_j) re-masks it to the identity. The audit tracks these sums, so the
+    # cancellation must show there as it does when re-masking the previous deck.
+    w0, w1 = hand.witnesses[0], hand.witnesses[1]
+    j = w1.permutation[0]
+    cancel = -(Scalar.from_int(1) + w0.scalars[j])
+    evil = ShuffleWitness(w1.salt, w1.permutation, (cancel, *w1.scalars[1:]))
+    step = hand.steps[1]
+    committed = ShuffleStep(step.context, step.deck, evil.commitment(step.context,
+                                                                     hand.steps[0].deck))
+    openings = {i: x.to_bytes() for i, x in enumerate(hand.witnesses)} | {1: evil.to_bytes()}
+    steps = (hand.steps[0], committed, *hand.steps[2:])
+    report = audit_hand(record(hand, steps=steps, openings=openings))
+    assert blamed(report) == (1, Fault.STEP_MISMATCH)
+    assert report.blame is not None
+    assert "identity" in report.blame.reason
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.binary(min_size=1, max_size=8), seats=st.integers(2, 4),
+       cards=st.integers(4, 8))
+def test_the_tracked_decks_are_the_decks_the_witnesses_make(
+    seed: bytes, seats: int, cards: int
+) -> None:
+    # The audit computes each step's deck from the tracked (card, rho) pairs; it must
+    # accept exactly the decks that re-masking the previous deck gives, and name the
+    # cards that decrypting the final deck names.
+    hand = play_hand(seats=seats, cards=cards, seed=seed)
+    deck = initial_deck(hand.deck, hand.joint.public)
+    for step, witness in zip(hand.steps, hand.witnesses, strict=True):
+        deck = apply_witness(deck, hand.joint.public, witness)
+        assert deck == step.deck
+    x = Scalar.from_int(0)
+    for key in hand.keys:
+        x = x + key.secret
+    decrypted = [hand.deck.index_of(ct.c2 - ct.c1 * x) for ct in deck]
+    report = audit_hand(record_for(hand))
+    assert report.ok
+    assert list(report.cards) == decrypted == hand.expected_cards()
+
+
 def test_nine_seats_and_forty_two_cards() -> None:
     big = play_hand(seats=9, cards=42, seed=b"nine")
     report = audit_hand(record_for(big))
