@@ -20,12 +20,14 @@ peer's bytes can only ever raise the remote error type.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 import rbcl
+from rbcl._sodium import _sodium as _libsodium
 
 from protocol.domain import hash64
 from protocol.errors import InvalidEncoding, LocalProtocolError, RemoteProtocolError
@@ -43,6 +45,7 @@ __all__ = [
     "Workers",
     "counters",
     "differences",
+    "ed25519_verify",
     "mult_sum",
     "mult_sums",
     "products",
@@ -667,3 +670,26 @@ def differences(
     parts = _chunked(_differences_chunk, jobs, workers,
                      sum(weights) - len(jobs) >= MIN_PARALLEL_PRODUCTS, weights)
     return [_point(d) for part in parts for d in part]
+
+
+# -- Ed25519 verification (libsodium) ---------------------------------------------------
+# Every envelope is checked by every peer, so this is on every message's path: libsodium's
+# verifier, from the copy rbcl bundles and has initialised, took 60 us here against
+# OpenSSL's 130-200 us, measured side by side. Signing stays with ``cryptography``.
+_ed_verify = _libsodium.crypto_sign_ed25519_verify_detached
+_ed_verify.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p)
+_ed_verify.restype = ctypes.c_int
+
+
+def ed25519_verify(signature: bytes, message: bytes, public: bytes) -> bool:
+    """RFC 8032 Ed25519 verification as libsodium does it (docs/protocol.md 10.3).
+
+    Cofactorless (``[S]B = R + [k]A``), ``S < L``, ``R`` compared as bytes with the
+    canonical encoding of ``[S]B - [k]A``, and refused when ``R`` or ``A`` encodes a point
+    of small order or ``A`` is not canonical. Wrong sizes are ``False``, never an error.
+    """
+    if type(signature) is not bytes or type(message) is not bytes or type(public) is not bytes:
+        raise LocalProtocolError("ed25519_verify takes bytes")
+    if len(signature) != 64 or len(public) != 32:
+        return False
+    return bool(_ed_verify(signature, message, len(message), public) == 0)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given
+from cryptography.exceptions import InvalidSignature as CryptoInvalidSignature
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import identity as identity_module
 from protocol.domain import encode, hash32, label
 from protocol.errors import InvalidEncoding, InvalidSignature, LocalProtocolError
+from protocol.group import ed25519_verify
 from protocol.identity import Identity, PublicKey, fingerprint
 from protocol.rng import DeterministicRng
 
@@ -135,22 +137,44 @@ def test_seed_must_be_32_bytes() -> None:
         Identity.from_seed(bytes(31))
 
 
-def test_signature_with_a_non_canonical_r_is_refused() -> None:
-    # The author can make R the identity: S = k * a gives [S]B - [k]A = identity. Encoded
-    # canonically (y = 1) that verifies; encoded as y = p + 1 it must not (docs 10.3: R
-    # is compared as bytes), or implementations comparing points would disagree.
+def test_signature_whose_r_is_the_identity_is_refused_however_encoded() -> None:
+    # The author can make R the identity: S = k * a gives [S]B - [k]A = identity.
+    # OpenSSL accepts it encoded canonically (y = 1); libsodium, which checks here,
+    # refuses a small-order R (docs 10.3), and nobody may accept the non-canonical
+    # y = p + 1 (R is compared as bytes), or implementations would disagree.
     seed = bytes(range(32))
     digest = hashlib.sha512(seed).digest()
     a = int.from_bytes(digest[:32], "little") & ((1 << 254) - 8) | (1 << 254)
     signer = Identity.from_seed(seed)
     order = 2**252 + 27742317777372353535851937790883648493
     signed = encode(label("envelope"), b"message")
-    for r_y, valid in ((1, True), (P + 1, False)):
+    for r_y in (1, P + 1):
         r = r_y.to_bytes(32, "little")
         k = int.from_bytes(hashlib.sha512(r + signer.public.raw + signed).digest(), "little")
         signature = r + (k * a % order).to_bytes(32, "little")
-        if valid:
+        if r_y == 1:  # OpenSSL's rule, which the docs no longer follow here
+            signer._key.public_key().verify(signature, signed)
+        with pytest.raises(InvalidSignature):
             signer.public.verify("envelope", b"message", signature)
-        else:
-            with pytest.raises(InvalidSignature):
-                signer.public.verify("envelope", b"message", signature)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.binary(min_size=32, max_size=32), message=st.binary(max_size=300),
+       flip=st.one_of(st.none(), st.integers(0, 511)))
+def test_libsodium_and_openssl_agree_on_signatures_honest_signers_make(
+    seed: bytes, message: bytes, flip: int | None
+) -> None:
+    # Honest signatures (and any bit flipped in one) are judged alike by both rules; they
+    # differ only on a small-order R, which needs the signer's key (test above).
+    signer = Identity.from_seed(seed)
+    signature = bytearray(signer.sign("envelope", message))
+    if flip is not None:
+        signature[flip // 8] ^= 1 << (flip % 8)
+    signed = encode(label("envelope"), message)
+    try:
+        signer._key.public_key().verify(bytes(signature), signed)
+        openssl = True
+    except CryptoInvalidSignature:
+        openssl = False
+    assert ed25519_verify(bytes(signature), signed, signer.public.raw) is openssl
+    assert openssl is (flip is None)
