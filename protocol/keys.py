@@ -171,6 +171,14 @@ class JointKey:
     public: Point
     shares: tuple[Point, ...]
 
+    def __post_init__(self) -> None:
+        # The audit takes H to be x G for x = sum x_i (it checks each x_i G = X_i), and a
+        # record whose H is not the sum of its X_i would be judged differently by an
+        # audit that re-masks with H: so no joint key exists that is not that sum.
+        if not self.shares or Point.sum(self.shares) != self.public:
+            raise LocalProtocolError(
+                f"a joint key is the sum of its {len(self.shares)} share(s), and it is not")
+
     def share_of(self, seat: int) -> Point:
         if not 0 <= seat < len(self.shares):
             raise LocalProtocolError(f"no seat {seat} among {len(self.shares)} key holders")

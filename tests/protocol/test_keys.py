@@ -12,6 +12,7 @@ from protocol.keys import (
     BadKeyShare,
     DeliveryKeyPair,
     HandContext,
+    JointKey,
     KeyShare,
     PublicKeyShare,
     SchnorrProof,
@@ -162,3 +163,14 @@ def test_zero_challenge_is_rejected_not_crashed() -> None:
     forged = PublicKeyShare(0, pubs[0].public, SchnorrProof(zero, Scalar.from_int(1)))
     with pytest.raises(BadKeyShare, match="degenerate"):
         forged.verify(CTX)
+
+
+def test_a_joint_key_is_the_sum_of_its_shares_or_does_not_exist() -> None:
+    # The audit computes H as x G from the revealed secrets; a key whose H is not the
+    # sum of its X_i would be judged otherwise by an audit that re-masks with H.
+    x1, x2 = Point.base_mult(Scalar.from_int(5)), Point.base_mult(Scalar.from_int(7))
+    assert JointKey(x1 + x2, (x1, x2)).public == Point.base_mult(Scalar.from_int(12))
+    with pytest.raises(LocalProtocolError, match="sum of its 2 share"):
+        JointKey(Point.base_mult(Scalar.from_int(3)), (x1, x2))
+    with pytest.raises(LocalProtocolError, match="sum of its 0 share"):
+        JointKey(Point.GENERATOR, ())
