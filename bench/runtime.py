@@ -11,6 +11,13 @@ calls (the group wrapper's checks count as our overhead); ``wall/floor`` is
 everything else. Additions matter for strict tables: a shuffle proof check does
 about as many as multiplications, each a third of a multiplication's cost.
 
+The floor prices the counted operations at their best-of-rounds cost, a lower
+bound; the operations run slower inside a hand (caches, a shared machine). So the
+time each raw rbcl call of a multiplication or addition really took in the hand
+is also measured (``ops s``: the group module's calls are timed, per thread, and
+summed; with threads that is CPU time) and ``w/ops`` is wall time over it;
+``sig s`` is the time of Ed25519 signature checks, which neither figure counts.
+
 The critical path is for separate machines: the multiplications that must happen
 one after another, counted per phase from each node's own work (every node's
 production and consumption of each envelope kind is metered):
@@ -31,6 +38,7 @@ Prints a table; no asserts.
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -40,6 +48,7 @@ from typing import Any, Final
 
 import rbcl
 
+import protocol.group as group_module
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import SimTable, build_table
@@ -94,6 +103,52 @@ def _instrument(node: TableNode, meter: Meter) -> None:
     node._consume = metered_consume  # type: ignore[method-assign]
 
 
+class OpTimer:
+    """Seconds spent inside the group module's raw rbcl calls, per thread (pool threads
+    run them too) so that no update is lost; installed while a hand runs."""
+
+    OPS: Final = ("_base_mult", "_var_mult", "_add", "_sub")
+    SIG: Final = ("_ed_verify",)
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._all: list[dict[str, float]] = []
+        self._lock = threading.Lock()
+        self._saved: dict[str, Callable[..., Any]] = {}
+
+    def _spent(self) -> dict[str, float]:
+        spent: dict[str, float] | None = getattr(self._local, "spent", None)
+        if spent is None:
+            spent = defaultdict(float)
+            self._local.spent = spent
+            with self._lock:
+                self._all.append(spent)
+        return spent
+
+    def install(self) -> None:
+        for name in self.OPS + self.SIG:
+            raw = getattr(group_module, name)
+            self._saved[name] = raw
+
+            def timed(*args: Any, _raw: Callable[..., Any] = raw, _name: str = name) -> Any:
+                start = time.perf_counter()
+                try:
+                    return _raw(*args)
+                finally:
+                    self._spent()[_name] += time.perf_counter() - start
+
+            setattr(group_module, name, timed)
+
+    def remove(self) -> None:
+        for name, raw in self._saved.items():
+            setattr(group_module, name, raw)
+        self._saved.clear()
+
+    def total(self, names: tuple[str, ...]) -> float:
+        with self._lock:
+            return sum(spent.get(n, 0.0) for spent in self._all for n in names)
+
+
 def op_costs(samples: int = 200, rounds: int = 5) -> tuple[float, float, float]:
     """Seconds per base and per variable-base multiplication and per addition, raw rbcl:
     the best of ``rounds`` (the machine is shared; the fastest round is the operation's
@@ -130,6 +185,8 @@ class HandFigures:
     bytes: int
     floor: float
     critical: dict[str, int]
+    ops: float
+    sig: float
 
 
 def _critical(meters: list[Meter]) -> dict[str, int]:
@@ -156,12 +213,17 @@ def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
             _instrument(node, meter)
         counters.reset()
         sent = sum(n.sent_envelopes for n in nodes), sum(n.sent_bytes for n in nodes)
+        timer = OpTimer()
+        timer.install()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         def committed(_: object, k: int = k) -> bool:
             return all(len(n.outcomes) >= k or n.done for n in nodes)
 
-        net.run(stop=committed)
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        try:
+            net.run(stop=committed)
+        finally:
+            wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+            timer.remove()
         base, var, adds = counters.base_mults, counters.var_mults, counters.adds
         for node in nodes:  # drop the instance wrappers before the next hand meters anew
             for name in ("_emit", "_act", "_consume"):
@@ -171,7 +233,8 @@ def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
             peers, k, wall, cpu, base, var, adds,
             sum(n.sent_envelopes for n in nodes) - sent[0],
             sum(n.sent_bytes for n in nodes) - sent[1],
-            base * t_base + var * t_var + adds * t_add, _critical(meters)))
+            base * t_base + var * t_var + adds * t_add, _critical(meters),
+            timer.total(OpTimer.OPS), timer.total(OpTimer.SIG)))
         if any(n.done for n in nodes):
             break
     return out
@@ -196,7 +259,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{t_add * 1e6:.1f} us (floor: these costs on one thread)")
     head = (f"{'peers':>5} {'hand':>4} {'wall s':>7} {'cpu s':>7} {'base':>6} {'var':>6} "
             f"{'adds':>6} "
-            f"{'env':>5} {'kbytes':>7} {'floor s':>7} {'w/floor':>7} {'c/floor':>7} | critical "
+            f"{'env':>5} {'kbytes':>7} {'floor s':>7} {'w/floor':>7} {'c/floor':>7} "
+            f"{'ops s':>6} {'w/ops':>6} {'sig s':>6} | critical "
             "path mults: "
             + " ".join(f"{p}" for p in PHASES) + " = total (time)")
     print(head)
@@ -208,7 +272,9 @@ def main(argv: list[str] | None = None) -> None:
                   f"{f.adds:6d} "
                   f"{f.envelopes:5d} {f.bytes / 1000:7.1f} {f.floor:7.3f} "
                   f"{f.wall / f.floor if f.floor else 0:7.2f} "
-                  f"{f.cpu / f.floor if f.floor else 0:7.2f} | {crit} = {total} "
+                  f"{f.cpu / f.floor if f.floor else 0:7.2f} "
+                  f"{f.ops:6.3f} {f.wall / f.ops if f.ops else 0:6.2f} {f.sig:6.3f} "
+                  f"| {crit} = {total} "
                   f"(<= {total * t_var:.3f} s)", flush=True)
     if pool is not None:
         pool.shutdown()
