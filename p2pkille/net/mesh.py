@@ -335,8 +335,16 @@ class Mesh:
             log.warning("mesh: refused %s: %d handshakes already pending", where, self._pending)
             writer.transport.abort()
             return
+        accept = self._accept(reader, writer, where)
+        try:
+            self._tg.create_task(accept, name=f"mesh:in {where}")
+        except RuntimeError:
+            # The task group is shutting down (the mesh is closing): refuse the
+            # connection, and close the coroutine rather than leave it never awaited.
+            accept.close()
+            writer.transport.abort()
+            return
         self._pending += 1  # counted at once: a burst of connections meets the limit
-        self._tg.create_task(self._accept(reader, writer, where), name=f"mesh:in {where}")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       where: str) -> None:

@@ -439,6 +439,37 @@ def test_handshakes_in_progress_are_limited(caplog: pytest.LogCaptureFixture) ->
     assert any("3 handshakes already pending" in r.getMessage() for r in caplog.records)
 
 
+def test_a_connection_arriving_as_the_mesh_closes_is_refused_without_a_stray_coroutine(
+        recwarn: pytest.WarningsRecorder) -> None:
+    # The server can hand over a connection after the mesh's task group began to close;
+    # creating the handshake task then raises, and the handshake coroutine used to be
+    # left never awaited (a RuntimeWarning at garbage collection).
+    class Transport:
+        aborted = False
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    class Writer:
+        transport = Transport()
+
+        def get_extra_info(self, name: str) -> object:
+            return ("127.0.0.1", 4242) if name == "peername" else None
+
+    async def main() -> None:
+        mesh = Mesh(identity(0), TABLE, [identity(0).public])
+        async with asyncio.TaskGroup() as tg:
+            pass
+        mesh._tg = tg  # finished: create_task raises RuntimeError
+        writer = Writer()
+        mesh._on_inbound(asyncio.StreamReader(), writer)  # type: ignore[arg-type]
+        assert writer.transport.aborted
+        assert mesh._pending == 0
+
+    run(main())
+    assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
+
+
 def test_idle_peers_keep_alive_and_a_silent_one_is_dropped(
         caplog: pytest.LogCaptureFixture) -> None:
     async def main() -> None:
