@@ -1,4 +1,5 @@
-"""Hypothesis profiles: ``ci`` (default, sized for CI's time) and ``thorough``.
+"""Hypothesis profiles: ``ci`` (default, sized for CI's time) and ``thorough``; and the
+grouping of real-time tests onto one xdist worker.
 
 Choose with ``HYPOTHESIS_PROFILE=thorough pytest``.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -25,3 +27,15 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=20, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Under pytest-xdist (pyproject's addopts), the tests that run real processes,
+    # sockets, timers or a terminal (tests/net, tests/ui) stay on one worker, one after
+    # another, with their time limits; the simulated ones (a virtual clock) spread over
+    # the others. Two workers halve the suite's time on CI's two cores.
+    for item in items:
+        parts = item.path.parts
+        if "tests" in parts and parts[parts.index("tests") + 1:][:1] in (("net",), ("ui",)):
+            item.add_marker(pytest.mark.xdist_group("realtime"))
