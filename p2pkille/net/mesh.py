@@ -266,7 +266,12 @@ class Mesh:
             return
         self._addresses.append(address)
         if self._tg is not None:
-            self._tg.create_task(self._dial_loop(address), name=f"mesh:dial {address}")
+            dial = self._dial_loop(address)
+            try:
+                self._tg.create_task(dial, name=f"mesh:dial {address}")
+            except RuntimeError:
+                # The mesh is closing: nothing more is dialled (as _on_inbound refuses).
+                dial.close()
 
     async def wait_ready(self) -> None:
         """Return once :meth:`run` is listening."""

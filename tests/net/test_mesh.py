@@ -470,6 +470,20 @@ def test_a_connection_arriving_as_the_mesh_closes_is_refused_without_a_stray_cor
     assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
 
 
+def test_a_peer_found_as_the_mesh_closes_is_not_dialled_and_nothing_is_left_unawaited(
+        recwarn: pytest.WarningsRecorder) -> None:
+    # Discovery may hand over an address while the mesh's task group is closing.
+    async def main() -> None:
+        mesh = Mesh(identity(0), TABLE, [identity(0).public])
+        async with asyncio.TaskGroup() as tg:
+            pass
+        mesh._tg = tg  # finished: create_task raises RuntimeError
+        mesh.add_peer(PeerAddress("127.0.0.1", 4242))  # neither raises nor leaks
+
+    run(main())
+    assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
+
+
 def test_idle_peers_keep_alive_and_a_silent_one_is_dropped(
         caplog: pytest.LogCaptureFixture) -> None:
     async def main() -> None:
