@@ -34,8 +34,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Under pytest-xdist (pyproject's addopts), the tests that run real processes,
     # sockets, timers or a terminal (tests/net, tests/ui) stay on one worker, one after
     # another, with their time limits; the simulated ones (a virtual clock) spread over
-    # the others. Two workers halve the suite's time on CI's two cores.
+    # the others. Two workers halve the suite's time on CI's two cores. Paths are taken
+    # from the project's root, whatever folders the checkout itself sits in.
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
-        parts = item.path.parts
-        if "tests" in parts and parts[parts.index("tests") + 1:][:1] in (("net",), ("ui",)):
+        try:
+            parts = item.path.relative_to(config.rootpath).parts
+        except ValueError:
+            continue
+        if parts[:2] in (("tests", "net"), ("tests", "ui")):
             item.add_marker(pytest.mark.xdist_group("realtime"))
