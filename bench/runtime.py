@@ -15,7 +15,8 @@ The floor prices the counted operations at their best-of-rounds cost, a lower
 bound; the operations run slower inside a hand (caches, a shared machine). So the
 time each raw rbcl call of a multiplication or addition really took in the hand
 is also measured (``ops s``: the group module's calls are timed, per thread, and
-summed; with threads that is CPU time) and ``w/ops`` is wall time over it;
+summed: elapsed time inside the calls, so with threads it grows with their number and
+counts waits for the GIL and the cores) and ``w/ops`` is wall time over it;
 ``sig s`` is the time of Ed25519 signature checks, which neither figure counts.
 
 The critical path is for separate machines: the multiplications that must happen
