@@ -250,6 +250,8 @@ class _Hand:
         self.votes: dict[tuple[int, int, int], set[int]] = {}
         self.seens: set[tuple[int, int, int]] = set()
         self.timed_out: set[int] = set()
+        # forwards (token, to, sender) taken before this node knew they were owed
+        self.early: set[tuple[int, int, int]] = set()
         self.to_answer: list[tuple[int, int, int]] = []  # steps I answer with a seen
         self.answered: set[tuple[int, int, int]] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
@@ -1222,9 +1224,20 @@ class TableNode:
         self._feed(fact)
         if type(fact) is SaleAnswer and fact.accept and seller is not None and (
                 game.phase != Phase.OVER):
-            hand.owed[(game.hold[game.turn], fact.seat)] = (seller, game.fact_count)
+            self._owe(hand, game.hold[game.turn], fact.seat, seller, game.fact_count)
             if seller == self.my_seat:
                 hand.forwards.append((game.hold[game.turn], fact.seat))
+
+    @staticmethod
+    def _owe(hand: _Hand, token: int, to: int, seat: int, at: int) -> None:
+        """``seat`` now owes ``to`` a forward of slot ``token`` (II.11.3), unless I already
+        took it: its sender may act on the exchange before this node applies it, and an
+        owed forward never cleared had this node wait for it (and vote no other step of
+        that seat) for ever."""
+        if (token, to, seat) in hand.early:
+            hand.early.discard((token, to, seat))
+        else:
+            hand.owed[(token, to)] = (seat, at)
 
     def _open_public(self, m: int, env: Envelope, token: int) -> int:
         """Check a public open of ``token`` (one share per key holder); the card index."""
@@ -1292,8 +1305,8 @@ class TableNode:
         self._feed(fact)
         if fact.shown is None or fact.shown is Rank.KILLE:
             at = game.fact_count
-            hand.owed[(game.hold[game.tgt], tgt_seat)] = (req_seat, at)
-            hand.owed[(game.hold[game.req], req_seat)] = (tgt_seat, at)
+            self._owe(hand, game.hold[game.tgt], tgt_seat, req_seat, at)
+            self._owe(hand, game.hold[game.req], req_seat, tgt_seat, at)
             # After an exchange each side forwards what it holds for its old card.
             if self.my_seat == req_seat:
                 hand.forwards.append((game.hold[game.tgt], tgt_seat))
@@ -1448,6 +1461,8 @@ class TableNode:
         owed = hand.owed.get((token, to))
         if owed is not None and owed[0] == self.seat_of[m]:
             del hand.owed[(token, to)]
+        else:
+            hand.early.add((token, to, self.seat_of[m]))
         if to != self.my_seat:
             return
         for box in boxes:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
 from tests.runtime.bots import Restless
@@ -130,3 +130,26 @@ def test_a_withheld_forward_eliminates_the_withholder_not_its_victim(mode: str) 
     assert [o.eliminated for o in voided] == [["P2"]]
     assert [a["kind"] for a in voided[0].accusations] == ["timeout"]
     assert all(n.timed_decisions == [] for n in run.honest)
+
+
+@pytest.mark.parametrize("slow", ["n2", "n3", "n4"])
+def test_a_forward_taken_before_its_exchange_is_not_owed_afterwards(slow: str) -> None:
+    # One slow link into n1: the target's answer reaches n1 after the requester's
+    # forward, which n1 takes first. It used to record the forward as owed anyway when it
+    # applied the answer, wait for it for ever, and so never vote that seat's next step:
+    # a crash of that seat later stalled the table (found by the crash generator).
+    table = build_table(4, seed=2, chips=4, deciders=lambda _i: Restless())
+    net = table.network
+    net.set_link(slow, "n1", Faults(delay=3.0), one_way=True)
+    lingering: list[tuple[int, dict[tuple[int, int], tuple[int, int]]]] = []
+    n1 = table.nodes[0]
+
+    def check(_: object) -> bool:
+        hand = n1.hand
+        if hand is not None and n1.stage > Stage.PLAY and hand.owed:
+            lingering.append((hand.number, dict(hand.owed)))
+        return all(n.done for n in table.nodes)
+
+    net.run(stop=check, until=3000.0)
+    assert all(n.done for n in table.nodes)
+    assert lingering == []
