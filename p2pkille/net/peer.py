@@ -136,7 +136,11 @@ class PeerSettings:
 
     @property
     def timing(self) -> Timing:
-        return Timing(limit=self.limit, decide_limit=self.decide_limit)
+        # The wait for an answer to a vote must outlast every limit a peer may have set
+        # (docs II.11.3): twice this peer's, and never below the default.
+        return Timing(limit=self.limit, decide_limit=self.decide_limit,
+                      answer_limit=max(Timing().answer_limit,
+                                       2 * max(self.limit, self.decide_limit)))
 
 
 @dataclass(slots=True)

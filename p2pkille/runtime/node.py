@@ -131,11 +131,16 @@ class Timing:
     """``sync_interval``: seconds between gap-fill syncs while the game is not finished.
     ``limit``: seconds this node waits for a seat's cryptographic step (and for a
     decision: ``decide_limit``) before it votes that seat's time out. Local: nodes may
-    differ; the time-out itself is agreed (docs/protocol.md II.11.3)."""
+    differ; the time-out itself is agreed (docs/protocol.md II.11.3). ``answer_limit``:
+    seconds this node waits, once it voted a step, for each other holder's vote or seen
+    on it before it votes that holder out (a respond step): longer than any holder's
+    ``limit`` and ``decide_limit``, so that a holder with longer limits than this node's
+    is not voted out for voting later; it only ends a wait on holders gone silent."""
 
     sync_interval: float = 0.5
     limit: float = 20.0
     decide_limit: float = 60.0
+    answer_limit: float = 120.0
 
 
 @dataclass(slots=True)
@@ -249,9 +254,14 @@ class _Hand:
         # (seat, stage, at) -> protocol seats that voted its time out
         self.votes: dict[tuple[int, int, int], set[int]] = {}
         self.seens: set[tuple[int, int, int]] = set()
+        # step -> protocol seats that voted on it or said they saw its envelope
+        self.responded: dict[tuple[int, int, int], set[int]] = {}
         self.timed_out: set[int] = set()
         # forwards (token, to, sender) taken before this node knew they were owed
         self.early: set[tuple[int, int, int]] = set()
+        # _silent's last answer and the vote counts it was computed from
+        self.silent_key: tuple[int, ...] | None = None
+        self.silent: frozenset[int] = frozenset()
         self.to_answer: list[tuple[int, int, int]] = []  # steps I answer with a seen
         self.answered: set[tuple[int, int, int]] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
@@ -502,7 +512,8 @@ class TableNode:
             owing = self._owing()
             steps = [((seat, stage, at), limit) for seat in self.waiting_for()
                      if seat not in owing] + [
-                ((seat, _OWED, since), self.timing.limit) for seat, since in owing.items()]
+                ((seat, _OWED, since), self.timing.limit) for seat, since in owing.items()] + [
+                (step, self.timing.answer_limit) for step in self._unanswered(hand)]
             for step, wait in steps:
                 first = self._since.setdefault((hand.number, step), now)
                 if (step[0] != self.my_seat and now - first >= wait
@@ -538,6 +549,25 @@ class TableNode:
         for seat, since in hand.owed.values():
             out[seat] = min(since, out.get(seat, since))
         return out
+
+    def _unanswered(self, hand: _Hand) -> list[tuple[int, int, int]]:
+        """Respond steps I wait on: for each step I voted that is still open (no seen, not
+        agreed) at a stage that awaits one seat at a time, every other holder that has
+        neither voted on it nor said it saw the envelope. A holder silent there for a
+        whole limit is voted out in turn, so that two holders silent together cannot each
+        wait for the other's vote (II.11.3)."""
+        out: list[tuple[int, int, int]] = []
+        if hand.me is None or _set_bound(len(hand.holders)) < 2:
+            return out  # no silent set of two can be agreed: the answer waits as before
+        for number, step in self._voted:
+            if (number != hand.number or step[1] not in _ONE_AT_A_TIME or step in hand.seens
+                    or step in hand.defaulted or step[0] in hand.timed_out):
+                continue
+            answered = hand.responded.get(step, set())
+            out += [_respond_step(seat, step) for k, seat in enumerate(hand.holders)
+                    if k != hand.me and seat != step[0] and seat not in hand.timed_out
+                    and k not in answered]
+        return sorted(out)
 
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
@@ -768,7 +798,9 @@ class TableNode:
             return False
         if kind == msg.TALLY:
             return not self._held_back(hand, self.seat_of[m])
-        if kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.REWOUND):
+        if kind in (msg.TIMEOUT, msg.SEEN):
+            return not self._answer_held(hand, self.seat_of[m], env)
+        if kind in (msg.ACCUSE, msg.REWOUND):
             return True
         seat = self.seat_of[m]
         if seat in hand.skipping:
@@ -837,6 +869,22 @@ class TableNode:
             return index is not None and index < len(hand.steps)
         # A forward of a seat holding no key has no reveal to come after.
         return self.stage > last and (env.kind != msg.FORWARD or index is not None)
+
+    def _answer_held(self, hand: _Hand, seat: int, env: Envelope) -> bool:
+        """Is ``seat``'s vote or seen (``env``) held back? I voted it out at the respond
+        step for that step and no holder has said it holds the answer: either a holder
+        took it in time and every node takes it, or nobody did and the silent set that
+        holds ``seat`` may be agreed without it (II.11.3). A malformed one is not held
+        (consuming it blames it)."""
+        try:
+            msg.check_body(env.kind, env.body, env.wire)
+            step = msg.get_step(env.body, env.wire)
+        except ProtocolError:
+            return False
+        if step[1] == _RESPOND:
+            return False
+        respond = _respond_step(seat, step)
+        return (hand.number, respond) in self._voted and respond not in hand.seens
 
     def _held_back(self, hand: _Hand, seat: int) -> bool:
         """Is ``seat``'s tally held back? I voted its time out at the tally step and no
@@ -1644,8 +1692,10 @@ class TableNode:
             seq = max(self._consumed[m] + 1, hand.scanned.get(m, 0))
             held: int | None = None
             while (env := self.transcript.get(member, seq)) is not None:
-                if (env.kind == msg.TALLY and env.body.get("hand") == hand.number
-                        and env.id not in hand.taken and self._held_back(hand, self.seat_of[m])):
+                if env.body.get("hand") == hand.number and env.id not in hand.taken and (
+                        (env.kind == msg.TALLY and self._held_back(hand, self.seat_of[m]))
+                        or (env.kind in (msg.TIMEOUT, msg.SEEN)
+                            and self._answer_held(hand, self.seat_of[m], env))):
                     # Read again once a seen for it is in (_held_back); what follows it may
                     # be that seen, for another seat.
                     held = seq if held is None else held
@@ -1761,30 +1811,76 @@ class TableNode:
         hand.taken.add(env.id)
         voter = self._holder(m)
         step = msg.get_step(env.body, env.wire)
+        hand.responded.setdefault(step, set()).add(voter)
         if env.kind == msg.SEEN:
             hand.seens.add(step)
             return
         hand.votes.setdefault(step, set()).add(voter)
 
     def _timeouts(self, hand: _Hand) -> None:
-        """Act on every step whose time-out every other key holder voted: a decision gets
-        its default (keep, decline), a withheld cryptographic step stops the hand."""
+        """Act on every agreed time-out: a decision whose step every other key holder
+        voted gets its default (keep, decline); a holder in a silent set (``_silent``)
+        is timed out and the hand stops."""
+        silent = self._silent(hand)
         for step, voters in hand.votes.items():
             seat, stage, at = step
-            if step in hand.defaulted or seat in hand.timed_out or not voters >= {
-                    k for k, s in enumerate(hand.holders) if s != seat}:
+            if step in hand.defaulted or seat in hand.timed_out or stage != Stage.PLAY:
                 continue
-            if stage == Stage.PLAY:
-                where = hand.phase_at.get(at)
-                if where is None:
-                    continue  # I have not reached that step yet: decide when I do
-                if where[0] in _DECIDING and where[1] == seat:
-                    if not hand.voiding:
-                        self._give_default(hand, step, where[0])
-                    continue
-            if seat in hand.holders:
-                hand.timed_out.add(seat)
-                hand.voiding = True
+            where = hand.phase_at.get(at)
+            if (where is not None and where[0] in _DECIDING and where[1] == seat
+                    and not hand.voiding and voters >= {
+                        k for k, s in enumerate(hand.holders) if s != seat}):
+                self._give_default(hand, step, where[0])
+        if silent - hand.timed_out:
+            hand.timed_out |= silent
+            hand.voiding = True
+
+    def _counts(self, hand: _Hand, step: tuple[int, int, int]) -> bool:
+        """Can an agreed time-out of ``step`` time its seat out? Not a decision (it gets
+        the default), nor a play step this node has not reached yet (it decides that
+        when it gets there)."""
+        seat, stage, at = step
+        if seat not in hand.holders or step in hand.defaulted:
+            return False
+        if stage == Stage.PLAY:
+            where = hand.phase_at.get(at)
+            return where is not None and not (where[0] in _DECIDING and where[1] == seat)
+        return True
+
+    def _silent(self, hand: _Hand) -> frozenset[int]:
+        """The holders whose time-out is agreed: every member of some *silent set*, a set
+        S of holders such that each member has a step (``_counts``) that every holder
+        outside S voted out, and the holders outside S are a strict majority (or S is
+        one holder and every other voted). A minority, partitioned or impatient, agrees
+        nothing; two holders silent together no longer wait for each other's vote
+        (II.11.3). Monotone in the votes, so nodes that learn them in any order agree."""
+        key = (sum(len(v) for v in hand.votes.values()), len(hand.votes),
+               len(hand.defaulted), len(hand.phase_at), len(hand.timed_out))
+        if hand.silent_key == key:
+            return hand.silent
+        index = {seat: k for k, seat in enumerate(hand.holders)}
+        # For each holder, the sets of holders that did not vote one of its steps out: a
+        # silent set holding it holds one of them whole. An out larger than a set may be
+        # fits in no set: dropped, so that votes one seat makes up cost nothing here.
+        bound = _set_bound(len(hand.holders))
+        silent = set(hand.timed_out)
+        outs: dict[int, set[frozenset[int]]] = {}
+        for step, voters in hand.votes.items():
+            if not self._counts(hand, step):
+                continue
+            seat = step[0]
+            out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
+            if out == {seat}:
+                silent.add(seat)  # every other holder voted: the rule for one seat
+            elif len(out) <= bound:
+                outs.setdefault(seat, set()).add(out)
+        for seat in sorted(outs):
+            if seat not in silent:
+                found = _silent_set(seat, outs, bound)
+                if found is not None:
+                    silent |= found
+        hand.silent_key, hand.silent = key, frozenset(silent)
+        return hand.silent
 
     def _give_default(self, hand: _Hand, step: tuple[int, int, int], phase: int) -> None:
         """Apply the default decision at ``step``. A node that took the seat's late
@@ -1824,6 +1920,7 @@ class TableNode:
         # beyond this one, and a close of the hand it may have reached.
         hand.draws, hand.shows = {}, {}
         hand.phase_at = {k: v for k, v in hand.phase_at.items() if k <= at}
+        hand.silent_key = None  # _silent read phase_at
         hand.owed = {k: v for k, v in hand.owed.items() if v[1] <= at}
         self.stage = min(self.stage, Stage.PLAY)
         # What I sent on the late branch the others drop (up to my rewound): the close and
@@ -1849,6 +1946,12 @@ class TableNode:
         if stage == _OWED:
             hand = self.hand
             return hand is not None and (seat, at) not in hand.owed.values()
+        about = _responded_to(step)
+        if about is not None:
+            hand = self.hand
+            index = None if hand is None else hand.protocol_seat(seat)
+            return (hand is not None and index is not None
+                    and index in hand.responded.get(about, ()))
         now = self._step_now()
         return now > (stage, at) or (now == (stage, at) and seat not in self.waiting_for())
 
@@ -2766,6 +2869,53 @@ _PENDING: Final = "pending"
 _VOID: Final = 10  # the step "collecting accusations" (after every Stage)
 _OWED: Final = 11  # the step "a forward owed since fact count at" (beside play)
 _TALLY: Final = 12  # the step "tallying the void round" (after collecting accusations)
+# The step "a holder's answer (vote or seen) to another step": `at` packs that step.
+_RESPOND: Final = 13
+# Stages whose steps await one seat at a time, so that a second silent holder is never
+# awaited there itself: only there is a holder's answer a step of its own (the other
+# stages await every holder at once, and their own votes make the set).
+_ONE_AT_A_TIME: Final = frozenset({Stage.SHUFFLE, Stage.PLAY, _OWED})
+
+
+def _respond_step(seat: int, step: tuple[int, int, int]) -> tuple[int, int, int]:
+    """``seat``'s answer to ``step`` as a step of its own (II.11.3)."""
+    other, stage, at = step
+    return (seat, _RESPOND, (at * 16 + stage) * 64 + other)
+
+
+def _responded_to(step: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """The step a respond step is about, or None for another step."""
+    _, stage, at = step
+    if stage != _RESPOND:
+        return None
+    return (at % 64, (at // 64) % 16, at // 1024)
+
+
+def _set_bound(holders: int) -> int:
+    """The most holders a silent set may hold: fewer than half, so that the holders
+    outside it are a strict majority; one at two holders (the other's vote)."""
+    return max(1, (holders - 1) // 2)
+
+
+def _silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
+                bound: int) -> frozenset[int] | None:
+    """A silent set holding ``seat`` of at most ``bound`` holders, or None: a set in which
+    every member has one of its ``outs`` (the holders that did not vote one of its steps
+    out) whole. Depth-first over each member's choice of step; the bound prunes it (at
+    most 9 members at 20 holders, and few voted steps per holder)."""
+    def grow(members: frozenset[int], todo: tuple[int, ...]) -> frozenset[int] | None:
+        if len(members) > bound:
+            return None
+        if not todo:
+            return members
+        for out in sorted(outs.get(todo[0], ()), key=lambda o: (len(o), sorted(o))):
+            found = grow(members | out, todo[1:] + tuple(sorted(out - members)))
+            if found is not None:
+                return found
+        return None
+    return grow(frozenset({seat}), (seat,))
+
+
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
