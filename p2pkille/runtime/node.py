@@ -16,6 +16,7 @@ Every failed check goes through :meth:`TableNode._fault`.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -395,6 +396,7 @@ class TableNode:
         self.sent_bytes = 0
         self._now = 0.0  # the time of the input being handled (start, receive, wake)
         self._held_at: dict[tuple[int, int], float] = {}  # (member, seq) -> taken in at
+        self._synced_back: dict[str, float] = {}  # peer -> when I last answered its sync
         self._certs: dict[int, tuple[bytes, ...]] = {}    # hand -> its checkpoint wires
         self._over: set[tuple[int, int]] = set()  # (member, hand) of overs taken
         # Hands whose accuse of mine a log replay will feed (``verify``): made no other way.
@@ -470,7 +472,12 @@ class TableNode:
             if sync.open is not None:
                 out += [Send(wire, to=sender) for wire in self._certs.get(sync.open, ())]
             if any(h > s for h, s in zip(sync.heads, self.transcript.heads().heads,
-                                         strict=True)):
+                                         strict=True)) and (
+                    now - self._synced_back.get(sender, -math.inf) >= self.timing.sync_interval):
+                # At most once a sync interval per peer: two peers that each lack an
+                # envelope the other took just now (too fresh to send, _fresh) answered
+                # each other's sync for ever, and on a link without delay time stood still.
+                self._synced_back[sender] = now
                 out.append(Send(self.sync_message(), to=sender))
             return out
         self._accept(data)

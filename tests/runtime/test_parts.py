@@ -12,6 +12,7 @@ from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.config import Member, TableConfig, card_deck, genesis, seat_name
 from p2pkille.runtime.digest import state_digest, state_json
+from p2pkille.runtime.io import Send
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import build_table
 from protocol import canonical
@@ -86,6 +87,27 @@ def test_gap_fill_round_trip_and_reply() -> None:
                 b'S{"heads":[0,0,0],"open":0}', b'S{"heads":[0,0,0],"x":1}'):
         with pytest.raises(InvalidEncoding):
             gapfill.decode_sync(bad, 3)
+
+
+def test_a_sync_from_a_peer_ahead_is_answered_once_a_sync_interval() -> None:
+    # Two peers that each lacked an envelope the other took just now (too fresh to send)
+    # answered each other's sync for ever: on a link without delay the simulator's time
+    # stood still (a 7-peer table of the silent-set generator), on a LAN it was a storm.
+    table = build_table(3, seed=2)
+    table.run(max_hands=1)
+    node = table.nodes[0]
+    ahead = gapfill.encode_sync(tuple(h + 1 for h in node.transcript.heads().heads))
+    interval = node.timing.sync_interval
+
+    def syncs(now: float) -> int:
+        return sum(isinstance(o, Send) and o.to == "n2" and o.data.startswith(gapfill.PREFIX)
+                   for o in node.receive("n2", ahead, now))
+
+    now = table.network.now
+    assert syncs(now) == 1
+    assert syncs(now) == 0
+    assert syncs(now + interval / 2) == 0
+    assert syncs(now + interval) == 1
 
 
 def test_a_late_node_catches_up_by_gap_fill() -> None:
