@@ -29,7 +29,6 @@ settings.register_profile("dev", max_examples=20, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Under pytest-xdist (pyproject's addopts), the tests that run real processes,
     # sockets, timers or a terminal (tests/net, tests/ui) stay on one worker, one after

@@ -883,6 +883,8 @@ class TableNode:
         took it in time and every node takes it, or nobody did and the silent set that
         holds ``seat`` may be agreed without it (II.11.3). A malformed one is not held
         (consuming it blames it)."""
+        if hand.me is None or _set_bound(len(hand.holders)) < 2:
+            return False  # I vote no respond step here (_unanswered): nothing to parse
         try:
             msg.check_body(env.kind, env.body, env.wire)
             step = msg.get_step(env.body, env.wire)
