@@ -16,7 +16,7 @@ import pytest
 
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.runtime.node import Stage, TableNode, Timing, _respond_step
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
@@ -135,3 +135,47 @@ def test_two_holders_cut_off_once_their_signatures_are_due_are_timed_out_by_the_
     timed_out = {a["accused"] for a in first.accusations if a["kind"] == "timeout"}
     assert timed_out == {f"P{seat + 1}" for seat, index in enumerate(table.seats())
                          if index in (0, 1)}
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_late_answer_from_a_holder_voted_out_on_its_respond_step_is_held_back(
+        seed: int) -> None:
+    # The awaited shuffler crashes; a second holder is cut off (it hears, nobody hears
+    # it) until the other three vote it out for not answering their votes. Its answer,
+    # arriving then, is held back (only a seen of its respond step releases it), so the
+    # three agree both time-outs on the same votes whatever arrives late.
+    table = build_table(5, seed=seed, chips=3, timing=Timing(limit=2.0, answer_limit=10.0))
+    net = table.network
+    nodes = table.nodes
+    net.run(stop=lambda _: all(n.stage >= Stage.SHUFFLE for n in nodes), until=600.0)
+    hand = nodes[0].hand
+    assert hand is not None
+    awaited = hand.holders[len(hand.steps)]
+    crashed = next(n for n in nodes if n.my_seat == awaited)
+    cut = next(n for n in nodes if n is not crashed)
+    rest = [n for n in nodes if n not in (crashed, cut)]
+    assert cut.my_seat is not None
+    net.crash(crashed.name)
+    for other in rest:
+        net.set_link(cut.name, other.name, Faults(drop=1.0), one_way=True)
+    step = (awaited, int(Stage.SHUFFLE), 0)
+    respond = _respond_step(cut.my_seat, step)
+    net.run(stop=lambda _: any((hand.number, respond) in n._voted for n in rest),
+            until=net.now + 100.0)
+    for other in rest:
+        net.set_link(cut.name, other.name, None, one_way=True)
+
+    def answered(node: TableNode) -> bool:
+        return any(e.kind in (msg.TIMEOUT, msg.SEEN) and e.body.get("hand") == hand.number
+                   and e.body.get("seat") == awaited
+                   for e in node.transcript.chain(cut.identity.public))
+
+    net.run(stop=lambda _: any(answered(n) for n in rest), until=net.now + 30.0)
+    holding = [n for n in rest
+               if n.hand is not None and n.hand.number == hand.number and answered(n)]
+    assert holding, "the late answer reached a node still in the hand"
+    for node in holding:
+        assert node.hand is not None
+        assert node.hand.timed_out == {awaited, cut.my_seat}
+        k = node.hand.holders.index(cut.my_seat)
+        assert k not in node.hand.responded.get(step, set())
