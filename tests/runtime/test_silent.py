@@ -179,3 +179,48 @@ def test_a_late_answer_from_a_holder_voted_out_on_its_respond_step_is_held_back(
         assert node.hand.timed_out == {awaited, cut.my_seat}
         k = node.hand.holders.index(cut.my_seat)
         assert k not in node.hand.responded.get(step, set())
+
+
+@pytest.mark.parametrize("cut", [3, 4])
+def test_a_holder_cut_off_one_way_before_play_learns_it_was_timed_out_and_follows_on(
+        cut: int) -> None:
+    # The holder's deal is out but another holder's never reaches it; then nobody hears
+    # it (it cannot even ask for what it lacks) while the rest default its decisions, time
+    # it out at a later play step and void the hand. It starts voiding on their accuses
+    # before it has reached that step. Once it is heard again it plays on to the step with
+    # their acts and the defaults, counts the votes there and agrees the table's record;
+    # before, it gave no default while voiding, never reached the step and waited for ever.
+    peers = 5
+    table = build_table(peers, seed=1, chips=3, timing=Timing(limit=2.0, decide_limit=2.0))
+    net = table.network
+    nodes = table.nodes
+    x, y, other = nodes[cut], nodes[(cut + 1) % peers], nodes[(cut + 2) % peers]
+    net.run(stop=lambda _: all(n.hand is not None for n in nodes))
+    net.set_link(y.name, x.name, Faults(drop=1.0), one_way=True)
+
+    def dealt(_: object) -> bool:
+        return (x.hand is not None and x.hand.me is not None and other.hand is not None
+                and x.hand.me in other.hand.dealt)
+
+    net.run(stop=dealt, until=net.now + 100.0)
+    assert x.stage in (Stage.DEAL, Stage.PLAY)
+    for n in nodes:
+        if n is not x:
+            net.set_link(x.name, n.name, Faults(drop=1.0), one_way=True)
+    net.run(until=net.now + 5.0)
+    net.set_link(y.name, x.name, None, one_way=True)
+    net.run(until=net.now + 200.0)
+    assert x.hand is not None and x.hand.number == 1 and x.hand.voiding
+    assert not x.outcomes
+    for n in nodes:
+        if n is not x:
+            net.set_link(x.name, n.name, None, one_way=True)
+    net.run(stop=lambda _: all(n.done for n in nodes), until=net.now + 3000.0)
+    assert all(n.done for n in nodes), [n.waiting_for() for n in nodes]
+    _agree(nodes)
+    assert len({len(n.outcomes) for n in nodes}) == 1
+    first = x.outcomes[0]
+    assert first.voided
+    assert x.my_seat is not None
+    assert {a["accused"] for a in first.accusations if a["kind"] == "timeout"} == {
+        f"P{x.my_seat + 1}"}
