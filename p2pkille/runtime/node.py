@@ -413,6 +413,13 @@ class TableNode:
         # voided hand -> the seats whose tally equal to mine I held when I decided
         self._void_tallies: dict[int, frozenset[int]] = {}
         self._late_answered: set[tuple[int, tuple[int, int, int]]] = set()
+        # decided hand -> its holders, and for each step the holders (indices) whose
+        # answer to it (vote or seen) I had taken: a late vote on a respond step is
+        # answered from it (_late_respond_vote)
+        self._past_answers: dict[
+            int, tuple[tuple[int, ...], dict[tuple[int, int, int], set[int]]]] = {}
+        self._late_responds: dict[int, int] = {}  # decided hand -> respond seens sent
+        self._late_resent: set[tuple[int, int]] = set()  # (hand, seat) answers re-sent
 
     # ------------------------------------------------------------------ io.Node
 
@@ -559,15 +566,15 @@ class TableNode:
 
     def _unanswered(self, hand: _Hand) -> list[tuple[int, int, int]]:
         """Respond steps I wait on: for each step I voted that is still open (no seen, not
-        agreed) at a stage that awaits one seat at a time, every other holder that has
-        neither voted on it nor said it saw the envelope. A holder silent there for a
-        whole limit is voted out in turn, so that two holders silent together cannot each
-        wait for the other's vote (II.11.3)."""
+        agreed; not itself a respond step), every other holder that has neither voted on
+        it nor said it saw the envelope. A holder silent there for a whole limit is voted
+        out in turn, so that two holders silent together cannot each wait for the other's
+        vote, nor can a holder shield another by never voting it out (II.11.3)."""
         out: list[tuple[int, int, int]] = []
         if hand.me is None or _set_bound(len(hand.holders)) < 2:
             return out  # no silent set of two can be agreed: the answer waits as before
         for number, step in self._voted:
-            if (number != hand.number or step[1] not in _ONE_AT_A_TIME or step in hand.seens
+            if (number != hand.number or step[1] == _RESPOND or step in hand.seens
                     or step in hand.defaulted or step[0] in hand.timed_out):
                 continue
             answered = hand.responded.get(step, set())
@@ -921,6 +928,9 @@ class TableNode:
                     self._late_vote(number, msg.get_step(env.body, env.wire))
                 if env.kind == msg.TIMEOUT and number in self._void_tallies:
                     self._late_tally_vote(number, msg.get_step(env.body, env.wire))
+                if (env.kind in (msg.TIMEOUT, msg.SEEN) and number in self._past_answers
+                        and seat is not None):
+                    self._late_answer(number, seat, env)
                 if number in self._voided or (
                         env.kind in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY)
                         and number < self.hand.number):
@@ -1803,6 +1813,54 @@ class TableNode:
                 and (number, step) not in self._late_seens):
             self._late_seens.append((number, step))
 
+    def _keep_answers(self, hand: _Hand) -> None:
+        """Keep, for a hand I decided (committed or voided), whose answers to each step I
+        took: a holder still in that hand may vote a respond step after I moved on, and
+        holds back the answer until some holder's seen (II.11.3). The votes of the hand I
+        had not answered yet I answer now."""
+        if hand.me is None:
+            return
+        self._past_answers[hand.number] = (hand.holders, {
+            step: set(k) for step, k in hand.responded.items()})
+        for old in [k for k in self._past_answers if k <= hand.number - _CERTS_KEPT]:
+            del self._past_answers[old]
+            self._late_responds.pop(old, None)
+        for step, voters in hand.votes.items():
+            if (hand.number, step) not in self._voted and step not in hand.answered:
+                self._late_respond_vote(hand.number, step, hand.holders[min(voters)])
+
+    def _late_answer(self, number: int, seat: int, env: Envelope) -> None:
+        """A vote or seen of a hand I decided: an answer of ``seat`` to its step (mine
+        too: a seen I sent late), and a vote I may answer (_late_respond_vote)."""
+        holders, answered = self._past_answers[number]
+        if seat not in holders:
+            return  # held no key there: neither answers nor votes
+        step = msg.get_step(env.body, env.wire)
+        answered.setdefault(step, set()).add(holders.index(seat))
+        if env.kind == msg.TIMEOUT:
+            self._late_respond_vote(number, step, seat)
+
+    def _late_respond_vote(self, number: int, step: tuple[int, int, int], voter: int) -> None:
+        """A holder's vote on holder Z's respond step for a step X of a hand I decided: if
+        I took Z's answer to X, I say so and send Z's answers again (the voter holds Z's
+        answer back until a seen; nobody in that hand answers any more). At most
+        ``_LATE_RESPONDS`` per hand: made-up steps cost their author, not me."""
+        about = _responded_to(step)
+        past = self._past_answers.get(number)
+        if about is None or past is None:
+            return
+        holders, answered = past
+        seat = step[0]
+        if (seat in holders and voter != seat and about[0] != seat
+                and about[1] in _STEP_STAGES
+                and holders.index(seat) in answered.get(about, ())
+                and (number, step) not in self._voted
+                and (number, step) not in self._late_answered
+                and (number, step) not in self._late_seens
+                and self._late_responds.get(number, 0) < _LATE_RESPONDS):
+            self._late_responds[number] = self._late_responds.get(number, 0) + 1
+            self._late_seens.append((number, step))
+
     def _on_timeout(self, m: int, env: Envelope) -> None:
         self._take_step(m, env)
 
@@ -1886,7 +1944,10 @@ class TableNode:
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
             if out == {seat}:
                 silent.add(seat)  # every other holder voted: the rule for one seat
-            elif len(out) <= bound:
+            if len(out) <= bound:
+                # Kept also when alone: a set that needs this seat must still find it,
+                # else a vote that completes its own time-out hides it from the search
+                # (and the outcome would hang on the order votes arrive in).
                 outs.setdefault(seat, set()).add(out)
         for seat in sorted(outs):
             if seat not in silent:
@@ -2413,6 +2474,7 @@ class TableNode:
             for step in hand.votes:
                 if (hand.number, step) not in self._voted and step not in hand.answered:
                     self._late_tally_vote(hand.number, step)
+            self._keep_answers(hand)
         assert hand.snapshot is not None
         view.game.restore(hand.snapshot)
         view.false_fact = None
@@ -2528,6 +2590,7 @@ class TableNode:
         # (a fork) and wait for the good one to decide as we did (gap fill, II.10).
         self._certs[hand.number] = tuple(hand.cert)
         self._cert_holders[hand.number] = hand.holders
+        self._keep_answers(hand)
         for old in [k for k in self._certs if k <= hand.number - _CERTS_KEPT]:
             del self._certs[old]
             self._cert_holders.pop(old, None)
@@ -2554,6 +2617,12 @@ class TableNode:
                     member = self.members[self.member_of[seat]]
                     out += [Send(env.wire) for env in self.transcript.chain(member)
                             if env.body.get("hand") == number and env.kind == msg.TALLY]
+                elif st == _RESPOND and (number, seat) not in self._late_resent:
+                    self._late_resent.add((number, seat))
+                    member = self.members[self.member_of[seat]]
+                    out += [Send(env.wire) for env in self.transcript.chain(member)
+                            if env.body.get("hand") == number
+                            and env.kind in (msg.TIMEOUT, msg.SEEN)]
                 return True
         stage = self.stage
         if stage == Stage.COMMIT:
@@ -2885,10 +2954,11 @@ _OWED: Final = 11  # the step "a forward owed since fact count at" (beside play)
 _TALLY: Final = 12  # the step "tallying the void round" (after collecting accusations)
 # The step "a holder's answer (vote or seen) to another step": `at` packs that step.
 _RESPOND: Final = 13
-# Stages whose steps await one seat at a time, so that a second silent holder is never
-# awaited there itself: only there is a holder's answer a step of its own (the other
-# stages await every holder at once, and their own votes make the set).
-_ONE_AT_A_TIME: Final = frozenset({Stage.SHUFFLE, Stage.PLAY, _OWED})
+# The stages a step a holder answers can be at (what a respond step may be about).
+_STEP_STAGES: Final = frozenset({Stage.KEYS, Stage.SHUFFLE, Stage.DEAL, Stage.PLAY,
+                                 Stage.REVEAL, Stage.CHECKPOINT, _VOID, _OWED, _TALLY})
+# Late seens of respond steps a node sends per hand it decided (II.11.3).
+_LATE_RESPONDS: Final = 256
 
 
 def _respond_step(seat: int, step: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -210,7 +210,9 @@ def test_a_holder_cut_off_one_way_before_play_learns_it_was_timed_out_and_follow
     net.run(until=net.now + 5.0)
     net.set_link(y.name, x.name, None, one_way=True)
     net.run(until=net.now + 200.0)
-    assert x.hand is not None and x.hand.number == 1 and x.hand.voiding
+    assert x.hand is not None
+    assert x.hand.number == 1
+    assert x.hand.voiding
     assert not x.outcomes
     for n in nodes:
         if n is not x:
@@ -224,3 +226,48 @@ def test_a_holder_cut_off_one_way_before_play_learns_it_was_timed_out_and_follow
     assert x.my_seat is not None
     assert {a["accused"] for a in first.accusations if a["kind"] == "timeout"} == {
         f"P{x.my_seat + 1}"}
+
+
+def _stress_table(seed: int) -> SimTable:
+    """5-7 peers, a misbehaving seat of any kind or none, lossy links, limits of 0.5-5 s
+    and answer limits of 3-30 s (shorter than some links' delays, on purpose), one or two
+    peers whose messages take up to 20 s."""
+    from tests.runtime.bots import Restless
+    from tests.runtime.test_tally import BEHAVIOURS
+
+    r = random.Random(seed * 7919 + 1)
+    peers = r.choice([5, 6, 7])
+    mode = r.choice(["audit", "audit", "strict"])
+    behaviour = r.choice(BEHAVIOURS)
+    byzantine = {r.randrange(peers): behaviour} if behaviour else {}
+    faults = Faults(drop=r.choice([0, 0.05, 0.1]), dup=r.choice([0, 0.05]),
+                    reorder=r.choice([0, 0.1]), delay=r.choice([0, 0.02, 0.05]))
+    timings = {i: Timing(limit=r.choice([0.5, 1.0, 2.0, 5.0]),
+                         decide_limit=r.choice([2.0, 10.0]),
+                         answer_limit=r.choice([3.0, 10.0, 30.0])) for i in range(peers)}
+    restless = r.random() < 0.5
+    table = build_table(peers, seed=seed, chips=3, mode=mode, faults=faults,
+                        byzantine=byzantine, timings=timings,
+                        deciders=(lambda _i: Restless()) if restless else None)
+    for _ in range(r.choice([1, 2])):
+        slow = table.nodes[r.randrange(peers)]
+        most = r.choice([1.0, 3.0, 8.0, 20.0])
+        for other in table.nodes:
+            if other is not slow:
+                table.network.set_link(slow.name, other.name,
+                                       Faults(delay=most * r.random()), one_way=True)
+    return table
+
+
+@pytest.mark.parametrize("seed", [35])
+def test_a_holder_timed_out_while_slow_gets_seens_for_its_late_respond_votes(
+        seed: int) -> None:
+    # A slow holder the others timed out votes, long after they voided the hand and dealt
+    # on, the others' respond steps for a tally it lacked, and holds back their late
+    # answers to it until a seen of those steps. Nobody in the hand answers any more, so a
+    # node that decided a hand answers a late vote on a respond step from the answers it
+    # took (and re-sends them); before, that holder waited for ever.
+    run = _stress_table(seed).run(until=6000.0, max_hands=4)
+    assert run.honest_agree
+    assert all(len(n.outcomes) >= 4 or n.done for n in run.honest), [
+        (n.name, len(n.outcomes), n.waiting_for()) for n in run.honest]

@@ -93,3 +93,32 @@ def test_a_peers_wait_for_answers_outlasts_every_limit_it_was_given() -> None:
     assert PeerSettings(offer=offer).timing.answer_limit == Timing().answer_limit
     slow = PeerSettings(offer=offer, limit=90.0, decide_limit=300.0).timing
     assert slow.answer_limit == 600.0 > slow.decide_limit > slow.limit
+
+
+def test_the_vote_that_completes_a_holders_own_time_out_keeps_it_in_every_set() -> None:
+    # A's key step voted by 0, 3 and 4; Z's respond step for it voted by the same three.
+    # Z's own late vote on A's step (a member without a key holds nothing back) may come
+    # before or after the last respond vote: A alone is then timed out by the rule for one
+    # seat, and the set {A, Z} must still be found. It was not when that vote came first,
+    # and such a member stalled in a hand the holders had voided without A and Z.
+    from itertools import permutations
+
+    from p2pkille.runtime.node import Stage, _Hand, _respond_step
+    from p2pkille.sim.table import build_table
+    from protocol.keys import HandContext
+
+    node = build_table(5, seed=1, chips=3).nodes[0]
+    a, z = 1, 2
+    step = (a, int(Stage.KEYS), 0)
+    respond = _respond_step(z, step)
+    votes = [(step, 0), (step, 3), (step, 4), (respond, 0), (respond, 3), (respond, 4),
+             (step, z)]
+    outcomes = set()
+    for order in permutations(range(len(votes))):
+        hand = _Hand(1, HandContext(node.config.table_id, 1), (0, 1, 2, 3, 4), None)
+        for k in order:
+            vote, voter = votes[k]
+            hand.votes.setdefault(vote, set()).add(voter)
+            node._timeouts(hand)
+        outcomes.add(frozenset(hand.timed_out))
+    assert outcomes == {frozenset({a, z})}
