@@ -92,3 +92,20 @@ def test_at_four_holders_the_two_honest_ones_agree_nothing() -> None:
     run = table.run(until=2000.0, max_hands=2)
     assert all(not n.outcomes and n.hand is not None and not n.hand.timed_out
                for n in run.honest)
+
+
+def test_a_silent_signer_shielded_by_the_one_that_stopped_the_hand_is_timed_out() -> None:
+    # Session 4's attack on the void round at five holders: one stops the hand with a bare
+    # accuse once every honest holder signed, the other neither signs nor accuses, and
+    # neither votes the other out. The honest three time both out and play on.
+    from tests.runtime.test_review_session4 import C_SEAT, D_SEAT, Silent, Trigger
+
+    table = build_table(5, seed=1, chips=3)
+    misbehave(table, C_SEAT, Silent)
+    misbehave(table, D_SEAT, Trigger)
+    run = table.run(until=3000.0, max_hands=3)
+    assert run.honest_agree
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert set(first.eliminated) == {f"P{C_SEAT + 1}", f"P{D_SEAT + 1}"}
+    assert all(len(n.outcomes) >= 3 or n.done for n in run.honest)
