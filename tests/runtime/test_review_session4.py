@@ -7,8 +7,10 @@
   its last decision the hand applied, else its cut in the last counted checkpoint.
 - Two colluding holders (one stops the hand, the other neither signs nor accuses) used to
   get every honest signer timed out while it waited to accuse: the table no longer waits
-  for a signer while another holder has neither signed, accused nor timed out. (The
-  colluders can still stall that hand; they cannot get an honest seat expelled.)
+  for a signer while another holder has neither signed, accused nor timed out. (At four
+  holders the colluders can still stall that hand, two honest holders being no majority;
+  they cannot get an honest seat expelled. At five or more both are timed out:
+  test_colluders.py.)
 """
 
 from __future__ import annotations
