@@ -583,6 +583,32 @@ class TableNode:
                     and k not in answered]
         return sorted(out)
 
+    def silent_without_majority(self) -> tuple[int, ...]:
+        """The holders I wait on in vain when they are two or more and the other holders
+        no strict majority of the hand's: the seats of my votes still open, and the
+        holders that answered none of them (no vote, no seen) for ``answer_limit`` past
+        my vote. No silent set holding them can be agreed, so the table waits until
+        enough of them come back (from inside, their crash cannot be told from a
+        partition, II.11.3). For the player to be told so; empty otherwise."""
+        hand = self.hand
+        if hand is None or hand.me is None or self.stage == Stage.DONE:
+            return ()
+        patience = self.timing.limit + self.timing.answer_limit
+        seats: set[int] = set()
+        for number, step in self._voted:
+            if (number != hand.number or step in hand.seens or step[0] in hand.timed_out
+                    or not self._counts(hand, step)):
+                continue
+            seats.add(step[0])
+            if self._now - self._since.get((number, step), self._now) >= patience:
+                answered = hand.responded.get(step, set())
+                seats |= {s for k, s in enumerate(hand.holders)
+                          if k != hand.me and s != step[0] and k not in answered}
+        seats -= hand.timed_out
+        if len(seats) < 2 or 2 * (len(hand.holders) - len(seats)) > len(hand.holders):
+            return ()
+        return tuple(sorted(seats))
+
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
         now: what a time limit runs against. Empty when done."""

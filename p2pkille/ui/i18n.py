@@ -149,6 +149,14 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "sent": ("Skickat: {what}", "Sent: {what}"),
     "vanished": ("{who} svarar inte sedan {secs} s: spelaren kan ha försvunnit.",
                  "{who} has not answered for {secs} s: the peer may have vanished."),
+    "no_majority": ("{who} svarar inte, och ni andra är inte fler än hälften av de {n} "
+                    "med nyckel i given:",
+                    "{who} are silent, and the rest of you are no majority of the hand's {n} "
+                    "key holders:"),
+    "no_majority_hint": ("ingen kan döma ut deras tid (det ser ut som ett avbrott i nätet). "
+                         "Vänta på dem, eller avsluta.",
+                         "nobody can agree their time-out (it looks like a split network). "
+                         "Wait for them, or quit."),
     "failed": ("Bordet kan inte fortsätta: {reason}", "The table cannot go on: {reason}"),
     "audit_title": ("Granskning av giv {n}", "Audit of hand {n}"),
     "audit_none": ("Ingen giv är klar än.", "No hand is finished yet."),

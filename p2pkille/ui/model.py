@@ -535,6 +535,13 @@ class TableScreen:
                     out.append([("class:wait", line)])
                     if secs >= VANISH_AFTER:
                         out.append([("class:warn", self.t("vanished", who=who, secs=int(secs)))])
+                stuck = node.silent_without_majority()
+                if stuck:
+                    hand = node.hand
+                    out.append([("class:warn", self.t(
+                        "no_majority", who=", ".join(names[s] for s in stuck),
+                        n=len(hand.holders) if hand is not None else len(names)))])
+                    out.append([("class:warn", self.t("no_majority_hint"))])
             out.extend(self._card(game))
             out.extend(self._move_lines())
         if self.notice:

@@ -55,6 +55,23 @@ def test_holders_crashed_together_after_the_genesis_are_timed_out(
     timed_out = {a["accused"] for a in first.accusations if a["kind"] == "timeout"}
     crashed = {f"P{seat + 1}" for seat, index in enumerate(table.seats()) if index in dead}
     assert timed_out == crashed
+    assert all(n.silent_without_majority() == () for n in live)  # a majority ended it
+
+
+def test_two_of_four_silent_are_named_as_a_wait_no_majority_can_end() -> None:
+    # The two live holders of four cannot time the other two out (that could be a split
+    # network); each node names them so that its player knows why the table waits.
+    table = build_table(4, seed=3, chips=3)
+    net = table.network
+    net.run(stop=lambda _: all(n.hand is not None for n in table.nodes))
+    assert all(n.silent_without_majority() == () for n in table.nodes)
+    for i in (0, 1):
+        net.crash(table.nodes[i].name)
+    net.run(until=net.now + 600.0)
+    live = table.nodes[2:]
+    assert not any(n.outcomes for n in live)
+    crashed = tuple(sorted(seat for seat, index in enumerate(table.seats()) if index < 2))
+    assert all(n.silent_without_majority() == crashed for n in live)
 
 
 @pytest.mark.parametrize("seed", [2, 17, 21])

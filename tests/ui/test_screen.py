@@ -215,6 +215,42 @@ def test_a_vanished_peer_is_named(inp: PipeInput) -> None:
     asyncio.run(run_with(app, table, screen, body))
 
 
+def test_a_wait_that_no_majority_can_end_is_explained(inp: PipeInput) -> None:
+    # Two of the three bots vanish: the player and the last bot are no majority of the
+    # four key holders, so nobody can time the two out; the screen says so and why.
+    from prompt_toolkit.output import DummyOutput
+
+    from cli.play import narrate
+    from p2pkille.runtime.node import Timing
+    from p2pkille.ui.app import build_app
+    from p2pkille.ui.model import TableScreen
+    from p2pkille.ui.session import TableSpec, local_table
+    from tests.ui.pilot import FakeClock
+
+    table = local_table(TableSpec(bots=3, seed=13, chips=3, name="Tester"),
+                        Timing(limit=0.3, decide_limit=30.0, answer_limit=0.6))
+    screen = TableScreen(table, narrate, "en", FakeClock())
+    app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
+
+    async def body() -> None:
+        await wait_for(lambda: table.human.hand is not None)
+        gone = table.bots[:2]
+        for bot in gone:
+            table.net.vanish(bot.name)
+        await wait_for(lambda: "no majority" in screen.text(100, 40))
+        text = screen.text(100, 40)
+        names = table.seat_names()
+        who = ", ".join(names[bot.my_seat] for bot in sorted(
+            gone, key=lambda b: b.my_seat if b.my_seat is not None else -1)
+            if bot.my_seat is not None)
+        assert (f"{who} are silent, and the rest of you are no majority of the hand's 4 key "
+                "holders:") in text, text
+        assert "nobody can agree their time-out" in text
+        assert "Wait for them, or quit." in text
+
+    asyncio.run(run_with(app, table, screen, body))
+
+
 def test_a_failing_table_is_a_message_not_a_traceback(inp: PipeInput) -> None:
     table, screen, app, _clock = setup(inp, seed=14)
     bot = table.bots[0]
