@@ -1784,10 +1784,11 @@ class TableNode:
         Not while a vote on a checkpoint signature is open or agreed. A member without a
         key casts no vote, and a late signature may reach it before any holder's vote
         does: it waits until, for every holder, another holder's chain holds an envelope
-        of a later hand. That holder's votes of this hand are then in (read ahead by the
-        scan): either one is open or agreed, or it did not vote that seat out, and an
-        agreed time-out needs every other holder's vote. After the game's last hand
-        the holders send ``over`` instead."""
+        of a later hand, and until those holders are a strict majority. Their votes of
+        this hand are then in (read ahead by the scan): either one is open or agreed, or
+        they did not vote that seat out, and an agreed time-out needs the votes of every
+        holder outside a silent set, a minority. After the game's last hand the holders
+        send ``over`` instead."""
         if hand.me is None:
             self._scan(hand)
             if hand.moved_version != self._version:
@@ -1795,6 +1796,11 @@ class TableNode:
                 hand.moved = {k for k, seat in enumerate(hand.holders)
                               if self._moved_on(seat, hand.number)}
             if not all(hand.moved - {k} for k in range(len(hand.holders))):
+                return False
+            if 2 * len(hand.moved) <= len(hand.holders):
+                # A majority moved on: one of them is outside any silent set (a minority)
+                # and voted its members out first. Two colluders, vouching for each
+                # other, are no majority from five holders on.
                 return False
         return not self._votes_open(hand)
 

@@ -109,3 +109,92 @@ def test_a_silent_signer_shielded_by_the_one_that_stopped_the_hand_is_timed_out(
     assert first.voided
     assert set(first.eliminated) == {f"P{C_SEAT + 1}", f"P{D_SEAT + 1}"}
     assert all(len(n.outcomes) >= 3 or n.done for n in run.honest)
+
+
+def test_two_colluders_vouching_for_each_other_do_not_mislead_a_member_without_a_key(
+        ) -> None:
+    # Hand 2 of six peers (one died in hand 1 and holds no key): C signs the checkpoint
+    # only once every honest holder voted its signature out, and sends it only to D and the
+    # member; D never votes C out nor answers; both send the member `over` for hand 2 (as
+    # if they had moved on) and serve it no gap fill; links from the honest holders to the
+    # member are slow. The holders time C and D out and void the hand. The member counted
+    # it before (each colluder vouched for the other); it now waits until a majority of
+    # the holders moved on, and one of them voted C out first.
+    from p2pkille.runtime.io import Send
+    from p2pkille.runtime.node import Stage
+    from p2pkille.sim.faults import Faults
+
+    timing = Timing(limit=2.0, answer_limit=10.0)
+    probe = build_table(6, seed=2, chips=1, timing=timing)
+    probe.network.run(stop=lambda _: all(n.hand is not None and n.hand.number >= 2
+                                         for n in probe.nodes), until=2000.0)
+    hand = probe.nodes[0].hand
+    assert hand is not None
+    holders = hand.holders
+    (member,) = [s for s in range(6) if s not in holders]
+    c, d = holders[0], holders[1]
+    honest = [s for s in holders if s not in (c, d)]
+    table = build_table(6, seed=2, chips=1, timing=timing)
+    net = table.network
+    name = {s: table.nodes[index].name for s, index in enumerate(table.seats())}
+    state: dict[str, object] = {}
+
+    class NoServe(TableNode):
+        def receive(self, sender: str, data: bytes, now: float) -> list[Output]:
+            return [o for o in super().receive(sender, data, now)
+                    if not (isinstance(o, Send) and o.to == name[member])]
+
+    class LateSigner(NoServe):
+        def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+            if body.get("hand") == 2 and (
+                    (kind == msg.CHECKPOINT and "sent" not in state)
+                    or (kind in (msg.TIMEOUT, msg.SEEN) and body.get("seat") in (c, d))):
+                if kind == msg.CHECKPOINT:
+                    state["body"] = dict(body)
+                return
+            super()._emit(out, kind, body)
+
+        def wake(self, now: float) -> list[Output]:
+            out = list(super().wake(now))
+            h = self.hand
+            if ("body" in state and "sent" not in state and h is not None and h.number == 2
+                    and h.votes.get((c, int(Stage.CHECKPOINT), 0), set()) >= {
+                        h.holders.index(s) for s in honest}):
+                state["sent"] = True
+                made: list[Output] = []
+                TableNode._emit(self, made, msg.CHECKPOINT, state["body"])  # type: ignore[arg-type]
+                TableNode._emit(self, made, msg.OVER, {"hand": 2})
+                out += [Send(o.data, to=name[s]) for o in made if isinstance(o, Send)
+                        for s in (d, member)]
+            return out
+
+    class Shield(NoServe):
+        def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+            if body.get("hand") == 2 and kind in (msg.TIMEOUT, msg.SEEN) and (
+                    body.get("seat") == c):
+                return
+            super()._emit(out, kind, body)
+
+        def wake(self, now: float) -> list[Output]:
+            out = list(super().wake(now))
+            if "sent" in state and "vouched" not in state:
+                state["vouched"] = True
+                made: list[Output] = []
+                TableNode._emit(self, made, msg.OVER, {"hand": 2})
+                out += [Send(o.data, to=name[member]) for o in made if isinstance(o, Send)]
+            return out
+
+    misbehave(table, c, LateSigner)
+    misbehave(table, d, Shield)
+    net.run(stop=lambda _: all(n.hand is not None and n.hand.number >= 2
+                               for n in table.nodes), until=2000.0)
+    for s in honest:
+        net.set_link(name[s], name[member], Faults(delay=3.0), one_way=True)
+    net.run(until=net.now + 1500.0)
+    assert "vouched" in state, "the attack ran"
+    keyless = table.nodes[table.seats()[member]]
+    records = [[(o.hand, o.voided, o.eliminated) for o in table.nodes[table.seats()[s]].outcomes]
+               for s in (*honest, member)]
+    assert all(r == records[0] for r in records), records
+    assert records[0][1] == (2, True, sorted(f"P{s + 1}" for s in (c, d)))
+    assert keyless.hand is None or keyless.hand.number > 3
