@@ -597,8 +597,8 @@ class TableNode:
         seats: set[int] = set()
         for number, step in self._voted:
             if (number != hand.number or step in hand.seens or step[0] in hand.timed_out
-                    or not self._counts(hand, step)):
-                continue
+                    or step in hand.defaulted or step[0] not in hand.holders):
+                continue  # a decision counts too: its default needs every other vote
             seats.add(step[0])
             if self._now - self._since.get((number, step), self._now) >= patience:
                 answered = hand.responded.get(step, set())
@@ -1784,11 +1784,11 @@ class TableNode:
         Not while a vote on a checkpoint signature is open or agreed. A member without a
         key casts no vote, and a late signature may reach it before any holder's vote
         does: it waits until, for every holder, another holder's chain holds an envelope
-        of a later hand, and until those holders are a strict majority. Their votes of
-        this hand are then in (read ahead by the scan): either one is open or agreed, or
-        they did not vote that seat out, and an agreed time-out needs the votes of every
-        holder outside a silent set, a minority. After the game's last hand the holders
-        send ``over`` instead."""
+        of a later hand, and until those holders are more than a silent set can hold.
+        Their votes of this hand are then in (read ahead by the scan): either one is open
+        or agreed, or they did not vote that seat out, and an agreed time-out needs the
+        votes of every holder outside a silent set. After the game's last hand the
+        holders send ``over`` instead."""
         if hand.me is None:
             self._scan(hand)
             if hand.moved_version != self._version:
@@ -1797,10 +1797,10 @@ class TableNode:
                               if self._moved_on(seat, hand.number)}
             if not all(hand.moved - {k} for k in range(len(hand.holders))):
                 return False
-            if 2 * len(hand.moved) <= len(hand.holders):
-                # A majority moved on: one of them is outside any silent set (a minority)
-                # and voted its members out first. Two colluders, vouching for each
-                # other, are no majority from five holders on.
+            if len(hand.moved) <= _set_bound(len(hand.holders)):
+                # More moved on than any silent set holds: one of them is outside it and
+                # voted its members out first. Two colluders vouching for each other are
+                # not enough from five holders on (below, two can never be agreed).
                 return False
         return not self._votes_open(hand)
 

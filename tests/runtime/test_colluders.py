@@ -198,3 +198,40 @@ def test_two_colluders_vouching_for_each_other_do_not_mislead_a_member_without_a
     assert all(r == records[0] for r in records), records
     assert records[0][1] == (2, True, sorted(f"P{s + 1}" for s in (c, d)))
     assert keyless.hand is None or keyless.hand.number > 3
+
+
+def test_a_member_without_a_key_counts_a_hand_half_of_whose_holders_died_and_crashed(
+        ) -> None:
+    # Hand 2 of five peers: holders P2-P5 (P1 died in hand 1), P4 and P5 die in it and
+    # crash right after signing, before their `over`. P2 and P3 play on; the member P1
+    # must count hand 2 on their word alone: two holders of four are more than any
+    # silent set there (none of two can be agreed at four holders). A strict majority,
+    # asked for by a first version of the rule above, left it waiting for ever.
+    class DiesBeforeOver(TableNode):
+        gone: ClassVar[set[str]] = set()
+
+        def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+            if kind == msg.OVER and body.get("hand") == 2:
+                self.gone.add(self.name)
+                return
+            super()._emit(out, kind, body)
+
+    table = build_table(5, seed=12, chips=1)
+    for seat in (3, 4):
+        misbehave(table, seat, DiesBeforeOver)
+    net = table.network
+    crashed: set[str] = set()
+    honest = [table.nodes[table.seats()[s]] for s in range(3)]
+
+    def stop(_: object) -> bool:
+        for name in DiesBeforeOver.gone - crashed:
+            net.crash(name)
+            crashed.add(name)
+        return all(n.done for n in honest)
+
+    net.run(until=5000.0, stop=stop)
+    assert len(crashed) == 2, "both died in hand 2 and crashed before their over"
+    assert all(n.done for n in honest), [n.waiting_for() for n in honest]
+    outcomes = [[o.to_json() for o in n.outcomes] for n in honest]
+    assert all(o == outcomes[0] for o in outcomes)
+    assert honest[0].outcomes[1].died == ["P4", "P5"]

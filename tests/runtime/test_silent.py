@@ -74,6 +74,22 @@ def test_two_of_four_silent_are_named_as_a_wait_no_majority_can_end() -> None:
     assert all(n.silent_without_majority() == crashed for n in live)
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_decision_no_majority_can_default_is_named_too(seed: int) -> None:
+    # Two of three crash while one of them owes a decision: its default needs the other
+    # crashed holder's vote, so the last one waits for ever, and says whom for.
+    table = build_table(3, seed=seed, chips=3)
+    net = table.network
+    net.run(stop=lambda _: all(n.stage >= Stage.PLAY for n in table.nodes), until=500.0)
+    for i in (0, 1):
+        net.crash(table.nodes[i].name)
+    net.run(until=net.now + 600.0)
+    last = table.nodes[2]
+    assert not last.outcomes
+    assert last.silent_without_majority() == tuple(sorted(
+        seat for seat, index in enumerate(table.seats()) if index < 2))
+
+
 @pytest.mark.parametrize("seed", [2, 17, 21])
 def test_holders_crashed_at_any_stage_together_or_apart_never_stall_the_table(
         seed: int) -> None:
