@@ -799,6 +799,11 @@ class TableNode:
         if self._replayed.get(key, 0) > 0:
             self._replayed[key] -= 1
             return
+        if kind in _HAND_FLOW and self._closed(body.get("hand")):
+            # Replaying its log, a node may re-derive a step of a hand its chain has left
+            # (once a forward owed in hand 1 went out twice, after its hand-2 key): it was
+            # sent already or is too late, and its peers would record it as a fault.
+            return
         seq, prev = self.transcript.next_slot(self.identity.public)
         env = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
                             kind=kind, body=body)
@@ -806,6 +811,15 @@ class TableNode:
         self.sent_envelopes += 1
         self.sent_bytes += len(env.wire)
         out.append(Send(env.wire))
+
+    def _closed(self, number: object) -> bool:
+        """Does my own chain hold an envelope of a hand after ``number``?"""
+        if type(number) is not int:
+            return False
+        seq, _ = self.transcript.next_slot(self.identity.public)
+        mine = self.transcript.get(self.identity.public, seq - 1)
+        last = mine.body.get("hand") if mine is not None else None
+        return type(last) is int and last > number
 
     def _once(self, *key: object) -> bool:
         if key in self._sent:
@@ -2991,6 +3005,10 @@ _STEP_STAGES: Final = frozenset({Stage.KEYS, Stage.SHUFFLE, Stage.DEAL, Stage.PL
                                  Stage.REVEAL, Stage.CHECKPOINT, _VOID, _OWED, _TALLY})
 # Late seens of respond steps a node sends per hand it decided (II.11.3).
 _LATE_RESPONDS: Final = 256
+# Envelopes that only a hand's own course produces: never one for a hand my chain has left.
+_HAND_FLOW: Final = frozenset({msg.KEY, msg.SHUFFLE, msg.DEAL, msg.ACT, msg.ANSWER,
+                               msg.DISCLOSE, msg.FORWARD, msg.DRAW, msg.SHOW, msg.PET,
+                               msg.REVEAL, msg.CHECKPOINT})
 
 
 def _respond_step(seat: int, step: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -341,3 +341,25 @@ def test_restarts_after_a_void_catch_up_and_verify_takes_the_logged_accuse(
         verdict = verify_log(load_log(logged[i].path), Restless())
         assert not [f for f in verdict.faults if f["kind"] == FaultKind.EQUIVOCATION.value
                     and f["accused"] == verdict.seat]
+
+
+def test_a_node_never_appends_a_step_of_a_hand_its_chain_has_left() -> None:
+    # Once seen in a peer process restarted from its log: a forward owed in hand 1 went
+    # out a second time after its hand-2 key, and every peer (and `verify` of their logs)
+    # recorded it as a fault of the restarted peer. A step of a hand the node's own chain
+    # has left is never sent; votes and seens of past hands still are.
+    from p2pkille.runtime import messages as msg
+    from p2pkille.runtime.io import Output
+
+    table = build_table(3, seed=7)
+    node = table.nodes[0]
+    table.network.run(stop=lambda _: node.hand is not None and node.hand.number == 2
+                      and node.my_seat is not None and bool(node.hand.announced))
+    mine = node.transcript.chain(node.identity.public)
+    assert mine[-1].body.get("hand") == 2
+    out: list[Output] = []
+    node._emit(out, msg.FORWARD, {"boxes": [], "hand": 1, "to": 1, "token": 0})
+    assert out == []
+    assert node.transcript.chain(node.identity.public) == mine
+    node._emit(out, msg.SEEN, {"at": 0, "hand": 1, "seat": 1, "stage": int(Stage.CHECKPOINT)})
+    assert len(out) == 1
