@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -368,7 +368,7 @@ class TableNode:
         self._facts = 0
         self._prev = ZERO_HASH
         self._witnesses: dict[int, ShuffleWitness] = {}
-        self._replayed: dict[tuple[str, bytes], int] = {}
+        self._replayed: dict[tuple[object, ...], int] = {}
         self.faults: list[Fault] = []
         self._attempt = 0                  # hands dealt so far, voided ones included
         self._voided: set[int] = set()
@@ -791,11 +791,11 @@ class TableNode:
         for wire in log:
             self._accept(bytes(wire))
         for env in self.transcript.chain(self.identity.public):
-            key = (env.kind, canonical.encode(env.body))
+            key = _replay_key(env.kind, env.body)
             self._replayed[key] = self._replayed.get(key, 0) + 1
 
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        key = (kind, canonical.encode(body))
+        key = _replay_key(kind, body)
         if self._replayed.get(key, 0) > 0:
             self._replayed[key] -= 1
             return
@@ -3009,6 +3009,16 @@ _LATE_RESPONDS: Final = 256
 _HAND_FLOW: Final = frozenset({msg.KEY, msg.SHUFFLE, msg.DEAL, msg.ACT, msg.ANSWER,
                                msg.DISCLOSE, msg.FORWARD, msg.DRAW, msg.SHOW, msg.PET,
                                msg.REVEAL, msg.CHECKPOINT})
+
+
+def _replay_key(kind: str, body: Mapping[str, object]) -> tuple[object, ...]:
+    """What makes a re-derived envelope the same as one in my chain. A forward carries the
+    shares its sender held for the card when it wrote it, which a replay may hold more of
+    (so its bytes differ): it is the same forward when it is for the same hand, card and
+    recipient (the k-th such one, counted)."""
+    if kind == msg.FORWARD:
+        return (kind, body.get("hand"), body.get("token"), body.get("to"))
+    return (kind, canonical.encode(body))
 
 
 def _respond_step(seat: int, step: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -363,3 +363,28 @@ def test_a_node_never_appends_a_step_of_a_hand_its_chain_has_left() -> None:
     assert node.transcript.chain(node.identity.public) == mine
     node._emit(out, msg.SEEN, {"at": 0, "hand": 1, "seat": 1, "stage": int(Stage.CHECKPOINT)})
     assert len(out) == 1
+
+
+@pytest.mark.parametrize("records", [40, 46, 52])
+def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: int) -> None:
+    # tests/runtime/data/restarted_peer.log is the log of a peer process (of
+    # tests/net/test_peer_processes.py) killed after hand 1 and its hand-2 key; cut to
+    # its first `records` envelopes it is a node killed in play (40), at the checkpoint
+    # (46) or after (52). Replaying it, the node re-derives its first forward of hand 1
+    # holding more shares of the card than when it wrote it, so the bytes differ: it
+    # used to send it again (a second forward for one card and recipient, recorded as
+    # its fault by every peer, and by `verify` of their logs). A forward is the same one
+    # when it is for the same hand, card and recipient.
+    import dataclasses
+
+    from p2pkille.runtime import messages as msg
+    from p2pkille.runtime.log import rebuild
+
+    loaded = load_log(Path(__file__).parent / "data" / "restarted_peer.log")
+    node = rebuild(dataclasses.replace(loaded, envelopes=loaded.envelopes[:records]),
+                   ThresholdBot())
+    before = node.transcript.chain(node.identity.public)
+    node.start(0.0)
+    after = node.transcript.chain(node.identity.public)
+    assert after[:len(before)] == before
+    assert not [e for e in after[len(before):] if e.kind == msg.FORWARD]
