@@ -2855,6 +2855,19 @@ class TableNode:
         return [msg.ShareEntry(s.context.sender, s.context.recipient, s.to_bytes()).to_json()
                 for s in self._holdings(hand, token, None)]
 
+    def _sent_slots(self, hand: _Hand, token: int, to: int) -> None:
+        """Replaying: my forward of ``token`` to ``to`` is in my chain and may hold fewer
+        shares than I hold now; what I may disclose of it is what it held."""
+        sent = {(b.token, b.sender, b.recipient)
+                for env in self.transcript.chain(self.identity.public)
+                if env.kind == msg.FORWARD and env.body.get("hand") == hand.number
+                and env.body.get("token") == token and env.body.get("to") == to
+                for b in msg.get_boxes(env.body, env.wire)}
+        for slot in [sl for sl in hand.plain if sl[0] == token and sl[3] == to
+                     and sl[:3] not in sent]:
+            del hand.plain[slot]
+            hand.box_keys.pop(slot, None)
+
     def _play(self, out: list[Output], hand: _Hand) -> bool:
         view = self.view
         assert view is not None
@@ -2874,7 +2887,10 @@ class TableNode:
                 box, digest = seal_share(share, delivery, _NO_RNG, ephemeral=ephemeral)
                 boxes.append(msg.BoxEntry(token, share.context.sender, share.context.recipient,
                                           box, digest).to_json())
-            self._emit(out, msg.FORWARD, {"boxes": boxes, "hand": n, "to": to, "token": token})
+            fwd: dict[str, object] = {"boxes": boxes, "hand": n, "to": to, "token": token}
+            if self._replayed.get(_replay_key(msg.FORWARD, fwd), 0) > 0:
+                self._sent_slots(hand, token, to)
+            self._emit(out, msg.FORWARD, fwd)
             return True
         if hand.pet is not None:
             pet = hand.pet

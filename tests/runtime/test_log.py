@@ -388,3 +388,11 @@ def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: in
     after = node.transcript.chain(node.identity.public)
     assert after[:len(before)] == before
     assert not [e for e in after[len(before):] if e.kind == msg.FORWARD]
+    # What it may disclose of a forward (in an accuse) is what the forward sent held.
+    hand = node.hand
+    assert hand is not None
+    sent = {(b.token, b.sender, b.recipient, e.body["to"]) for e in after
+            if e.kind == msg.FORWARD and e.body.get("hand") == hand.number
+            for b in msg.get_boxes(e.body, e.wire)}
+    forwarded = {slot for slot in hand.plain if slot not in hand.deal_boxes}
+    assert forwarded <= sent
