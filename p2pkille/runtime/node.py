@@ -577,11 +577,16 @@ class TableNode:
             if (number != hand.number or step[1] == _RESPOND or step in hand.seens
                     or step in hand.defaulted or step[0] in hand.timed_out):
                 continue
-            answered = hand.responded.get(step, set())
-            out += [_respond_step(seat, step) for k, seat in enumerate(hand.holders)
-                    if k != hand.me and seat != step[0] and seat not in hand.timed_out
-                    and k not in answered]
+            out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
+                    if seat not in hand.timed_out]
         return sorted(out)
+
+    @staticmethod
+    def _not_answering(hand: _Hand, step: tuple[int, int, int]) -> list[int]:
+        """The holders but me and ``step``'s seat that neither voted on it nor said seen."""
+        answered = hand.responded.get(step, set())
+        return [seat for k, seat in enumerate(hand.holders)
+                if k != hand.me and seat != step[0] and k not in answered]
 
     def silent_without_majority(self) -> tuple[int, ...]:
         """The holders I wait on in vain when they are two or more and the other holders
@@ -601,9 +606,7 @@ class TableNode:
                 continue  # a decision counts too: its default needs every other vote
             seats.add(step[0])
             if self._now - self._since.get((number, step), self._now) >= patience:
-                answered = hand.responded.get(step, set())
-                seats |= {s for k, s in enumerate(hand.holders)
-                          if k != hand.me and s != step[0] and k not in answered}
+                seats.update(self._not_answering(hand, step))
         seats -= hand.timed_out
         if len(seats) < 2 or 2 * (len(hand.holders) - len(seats)) > len(hand.holders):
             return ()
@@ -1871,6 +1874,8 @@ class TableNode:
         for old in [k for k in self._past_answers if k <= hand.number - _CERTS_KEPT]:
             del self._past_answers[old]
             self._late_responds.pop(old, None)
+        self._late_resent = {k for k in self._late_resent
+                             if k[0] > hand.number - _CERTS_KEPT}
         for step, voters in hand.votes.items():
             if (hand.number, step) not in self._voted and step not in hand.answered:
                 self._late_respond_vote(hand.number, step, hand.holders[min(voters)])
