@@ -304,3 +304,36 @@ def test_a_holder_timed_out_while_slow_gets_seens_for_its_late_respond_votes(
     assert run.honest_agree
     assert all(len(n.outcomes) >= 4 or n.done for n in run.honest), [
         (n.name, len(n.outcomes), n.waiting_for()) for n in run.honest]
+
+
+def test_late_seens_of_respond_steps_are_bounded_and_only_for_real_answers() -> None:
+    # A node that decided a hand answers a late vote on holder Z's respond step for X only
+    # when it took Z's answer to X, the voter is another holder, X is another seat's step
+    # at a known stage; and at most 256 times per hand, so made-up votes cost their author.
+    table = build_table(5, seed=3, chips=3)
+    node = table.nodes[0]
+    table.network.run(stop=lambda _: bool(node.outcomes) and node.hand is not None
+                      and node.hand.number > node.outcomes[0].hand)
+    number = node.outcomes[0].hand
+    holders, answered = node._past_answers[number]
+    z, voter, other = [s for s in holders if s != node.my_seat][:3]
+
+    def seens() -> int:
+        return sum(1 for n, _ in node._late_seens if n == number)
+
+    step = (other, int(Stage.DEAL), 0)
+    node._late_respond_vote(number, _respond_step(z, step), voter)
+    assert seens() == 0  # Z's answer to it was never taken
+    answered.setdefault(step, set()).add(holders.index(z))
+    node._late_respond_vote(number, _respond_step(z, step), z)  # Z votes itself out
+    node._late_respond_vote(number, _respond_step(z, (z, int(Stage.DEAL), 0)), voter)
+    node._late_respond_vote(number, _respond_step(z, (other, int(Stage.DONE), 0)), voter)
+    assert seens() == 0
+    node._late_respond_vote(number, _respond_step(z, step), voter)
+    node._late_respond_vote(number, _respond_step(z, step), voter)  # once
+    assert seens() == 1
+    for at in range(1, 400):
+        made_up = (other, int(Stage.PLAY), at)
+        answered.setdefault(made_up, set()).add(holders.index(z))
+        node._late_respond_vote(number, _respond_step(z, made_up), voter)
+    assert seens() == 256
