@@ -17,7 +17,7 @@ randomness and the statement, so a weak RNG alone cannot leak ``x``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
@@ -215,6 +215,9 @@ class DeliveryKeyPair:
 
     private: bytes
     public: bytes
+    # Loading a private key derives its public key (a base-point product, about 60 us):
+    # kept from ``from_private`` for the node's every sealed box it opens.
+    _key: X25519PrivateKey | None = field(default=None, compare=False)
 
     @classmethod
     def generate(cls, rng: Rng) -> DeliveryKeyPair:
@@ -225,9 +228,11 @@ class DeliveryKeyPair:
         if len(private) != 32:
             raise LocalProtocolError("X25519 private key must be 32 bytes")
         key = X25519PrivateKey.from_private_bytes(private)
-        return cls(private, key.public_key().public_bytes_raw())
+        return cls(private, key.public_key().public_bytes_raw(), key)
 
     def private_key(self) -> X25519PrivateKey:
+        if self._key is not None:
+            return self._key
         return X25519PrivateKey.from_private_bytes(self.private)
 
     def __repr__(self) -> str:

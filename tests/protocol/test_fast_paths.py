@@ -62,6 +62,30 @@ def test_base64url_refusals_name_the_reason(text: str) -> None:
         assert "not unpadded base64url" in reason
 
 
+
+_B64_TEXT = st.text(
+    alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= \n.\u00e9\x00",
+    max_size=14)
+
+
+def plain_b64decode(text: str) -> bytes | None:
+    """The definition: unpadded base64url whose bytes encode back to the same text."""
+    if len(text) % 4 == 1 or any(c not in "-_" and not (c.isascii() and c.isalnum())
+                                 for c in text):
+        return None
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    return raw if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() == text else None
+
+
+@given(_B64_TEXT)
+def test_base64url_takes_exactly_the_canonical_texts(text: str) -> None:
+    want = plain_b64decode(text)
+    if want is None:
+        with pytest.raises(InvalidEncoding):
+            canonical.b64decode(text)
+    else:
+        assert canonical.b64decode(text) == want
+
 @pytest.mark.parametrize(("number", "ok"), [
     (2**53 - 1, True), (-(2**53 - 1), True), (2**53, False), (-(2**53), False),
     (10**16, False),
