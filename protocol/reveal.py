@@ -36,6 +36,7 @@ __all__ = [
     "RevealContext",
     "open_card",
     "unmask",
+    "verify_shares",
 ]
 
 G = Point.GENERATOR
@@ -147,6 +148,40 @@ class DecryptionShare:
         if len(data) != cls.SIZE:
             raise InvalidEncoding(f"decryption share must be {cls.SIZE} bytes", evidence=data)
         return cls(ctx, Point.from_bytes(data[:32]), DleqProof.from_bytes(data[32:]))
+
+
+def verify_shares(
+    items: Sequence[tuple[DecryptionShare, Point, Ciphertext]], *,
+    workers: Workers | None = None,
+) -> None:
+    """``share.verify(public, ct)`` for each ``(share, public, ct)``, in one batch.
+
+    The proofs' products form one list, which ``workers`` can split between
+    threads (one share's check alone is too small to split). The verdict is the
+    loop's: if any check fails, they are run again one by one in order, so the
+    error is the one the first failing share raises.
+    """
+    if len(items) < 2:
+        for share, public, ct in items:
+            share.verify(public, ct, workers=workers)
+        return
+    terms: list[tuple[Point, Scalar, Point, Scalar]] = []
+    for share, public, ct in items:
+        c, z = share.proof.challenge, share.proof.response
+        terms += [(G, z, public, c), (ct.c1, z, share.value, c)]
+    try:
+        points = differences(terms, workers)
+        ok = all(
+            _challenge(share.context, public, ct.c1, share.value,
+                       points[2 * k], points[2 * k + 1]) == share.proof.challenge
+            for k, (share, public, ct) in enumerate(items)
+        )
+    except DegenerateResult:
+        ok = False
+    if not ok:
+        for share, public, ct in items:
+            share.verify(public, ct)
+        raise LocalProtocolError("a batch of shares failed but each share verifies")
 
 
 def unmask(ct: Ciphertext, share_values: Sequence[Point]) -> Point | None:

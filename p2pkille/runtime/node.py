@@ -81,7 +81,7 @@ from protocol.keys import (
     joint_key,
 )
 from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches
-from protocol.reveal import DecryptionShare, RevealContext, unmask
+from protocol.reveal import BadShare, DecryptionShare, RevealContext, unmask, verify_shares
 from protocol.rng import DeterministicRng
 from protocol.seal import (
     SealError,
@@ -1358,17 +1358,22 @@ class TableNode:
         if sorted(e.sender for e in entries) != list(range(len(hand.holders))):
             raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, "an open needs one share per key holder")
         shares = []
-        for e in entries:
-            ctx = RevealContext(hand.ctx, token, e.sender, e.recipient)
-            share = DecryptionShare.from_bytes(ctx, e.share)
-            if hand.custody.get(token, {}).get(e.sender) == share:
-                shares.append(share)  # verified when it reached me
-                continue
-            try:
-                share.verify(hand.joint.share_of(e.sender), hand.final[token])
-            except RemoteProtocolError as exc:
-                raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, f"opened share: {exc}") from exc
-            shares.append(share)
+        unchecked: list[tuple[DecryptionShare, Point, Ciphertext]] = []
+        try:
+            for e in entries:
+                ctx = RevealContext(hand.ctx, token, e.sender, e.recipient)
+                try:
+                    share = DecryptionShare.from_bytes(ctx, e.share)
+                except RemoteProtocolError:
+                    verify_shares(unchecked)  # an earlier bad share is the fault named
+                    raise
+                shares.append(share)
+                if hand.custody.get(token, {}).get(e.sender) != share:  # else checked already
+                    unchecked.append((share, hand.joint.share_of(e.sender), hand.final[token]))
+            # One batch: the threads split it, where one share's check is too small to split.
+            verify_shares(unchecked, workers=self.workers)
+        except BadShare as exc:
+            raise _Blame(FaultKind.BAD_SHARE, _AUTHOR, f"opened share: {exc}") from exc
         publisher = hand.protocol_seat(self.seat_of[m])
         for share in shares:
             hand.custody.setdefault(token, {}).setdefault(share.context.sender, share)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -10,9 +11,17 @@ from hypothesis import strategies as st
 
 from protocol.deck import Ciphertext, mask
 from protocol.errors import LocalProtocolError, RemoteProtocolError
-from protocol.group import GROUP_ORDER, Point, Scalar
+from protocol.group import GROUP_ORDER, Point, Scalar, Workers
 from protocol.keys import DeliveryKeyPair, HandContext, KeyShare
-from protocol.reveal import BadShare, DecryptionShare, DleqProof, RevealContext, open_card, unmask
+from protocol.reveal import (
+    BadShare,
+    DecryptionShare,
+    DleqProof,
+    RevealContext,
+    open_card,
+    unmask,
+    verify_shares,
+)
 from protocol.seal import open_share, seal_share
 from tests.protocol.hand_fixture import Hand, play_hand
 
@@ -228,3 +237,46 @@ def test_challenge_hashes_c1_so_no_proof_for_a_chosen_ciphertext(hand: Hand) -> 
     assert chosen.c1 * key.secret != value  # the statement is false
     with pytest.raises(BadShare):
         DecryptionShare(ctx, value, DleqProof(c, z)).verify(key.public, chosen)
+
+
+def _loop_verdict(items: list[tuple[DecryptionShare, Point, Ciphertext]]) -> str | None:
+    for share, public, ct in items:
+        try:
+            share.verify(public, ct)
+        except BadShare as exc:
+            return str(exc)
+    return None
+
+
+@given(data=st.data())
+def test_a_batch_of_shares_gives_the_loop_s_verdict(hand: Hand, data: st.DataObject) -> None:
+    slots = data.draw(st.lists(st.integers(0, 7), min_size=0, max_size=6))
+    items = []
+    for k, slot in enumerate(slots):
+        sender = k % 3
+        share = share_for(hand, slot, sender, None)
+        how = data.draw(st.sampled_from(["good", "good", "value", "proof", "key", "ct",
+                                          "degenerate"]))
+        public, ct = hand.joint.share_of(sender), hand.final[slot]
+        if how == "value":  # another seat's value under this seat's proof
+            share = replace(share, value=hand.final[slot].c1 * hand.keys[(sender + 1) % 3].secret)
+        elif how == "proof":
+            share = replace(share, proof=DleqProof(share.proof.challenge,
+                                                   share.proof.response + Scalar.from_int(1)))
+        elif how == "degenerate":  # z = c x: z G - c X is the identity
+            c = share.proof.challenge
+            share = replace(share, proof=DleqProof(c, c * hand.keys[sender].secret))
+        elif how == "key":
+            public = hand.joint.share_of((sender + 1) % 3)
+        elif how == "ct":
+            ct = hand.final[(slot + 1) % 8]
+        items.append((share, public, ct))
+    want = _loop_verdict(items)
+    with ThreadPoolExecutor(1) as pool:
+        for workers in (None, Workers(pool, 2)):
+            if want is None:
+                verify_shares(items, workers=workers)
+            else:
+                with pytest.raises(BadShare) as info:
+                    verify_shares(items, workers=workers)
+                assert str(info.value) == want

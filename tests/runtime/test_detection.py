@@ -251,3 +251,35 @@ def test_signed_garbage_bodies_of_every_kind_never_crash_a_node() -> None:
             victim.wake(1.0)
         assert victim.faults, "garbage from a member is recorded"
         assert all(f.seat == forger.my_seat or f.seat is None for f in victim.faults)
+
+
+class BadThenMalformedShow(TableNode):
+    """Shows its card with its own share's proof broken and, after it, another holder's
+    share that is no point at all."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.SHOW:
+            entries = [dict(e) for e in body["shares"]]  # type: ignore[attr-defined]
+            entries.sort(key=lambda e: e["by"] != self.my_seat)  # mine first
+            mine = bytearray(canonical.b64decode(entries[0]["share"]))
+            mine[40] ^= 1  # the proof's challenge no longer fits
+            entries[0]["share"] = canonical.b64encode(bytes(mine))
+            later = bytearray(canonical.b64decode(entries[1]["share"]))
+            later[:32] = b"\xff" * 32  # not the encoding of any point
+            entries[1]["share"] = canonical.b64encode(bytes(later))
+            body = {**body, "shares": entries}
+        super()._emit(out, kind, body)
+
+
+def test_a_show_is_blamed_for_its_first_bad_share_before_a_later_malformed_one() -> None:
+    # The shares of a show are checked in one batch after all are parsed: a share that
+    # does not parse must not hide that an earlier one does not verify (the fault named,
+    # and so the accusation, is the one checking them in order gives).
+    table = build_table(3, seed=4)
+    cheater = _swap_class(table, 1, BadThenMalformedShow)
+    table.byzantine = frozenset({1})
+    run = table.run(until=60.0)
+    assert run.honest_agree
+    faults = _faults_at_honest(table, cheater)
+    assert faults, "the bad show was not detected"
+    assert faults[0] == (FaultKind.BAD_SHARE, cheater.my_seat)
