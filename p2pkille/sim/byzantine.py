@@ -95,10 +95,16 @@ class Withhold(TableNode):
 
 
 class Replay(TableNode):
-    """Resends old envelopes (its own and others') after every message it receives."""
+    """Resends old envelopes (its own and others') after every message it receives that
+    brings it a new envelope. (After every message at all, two replaying peers would
+    answer each other's replays with more replays, without end: a flood that stops the
+    simulated clock, not a test of the honest peers.)"""
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        before = len(self.transcript.accepted)
         out = list(super().receive(sender, data, now))
+        if len(self.transcript.accepted) == before:
+            return out
         self._replays = getattr(self, "_replays", 0) + 1
         for member in self.members:
             chain = self.transcript.chain(member)
