@@ -97,7 +97,7 @@ class Withhold(TableNode):
 class Replay(TableNode):
     """Resends old envelopes (its own and others') after every message it receives that
     brings it a new envelope. (After every message at all, two replaying peers would
-    answer each other's replays with more replays, without end: a flood that stops the
+    answer each other's replays with more replays without end: a flood that stops the
     simulated clock, not a test of the honest peers.)"""
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
@@ -133,10 +133,14 @@ class OutOfTurn(TableNode):
 
 class Garbage(TableNode):
     """Sends random bytes (no envelope, or a broken sync) to everyone after every
-    message it receives."""
+    message it receives that brings it a new envelope (as :class:`Replay`: three
+    peers answering every message, each other's garbage too, flood the table)."""
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
+        before = len(self.transcript.accepted)
         out = list(super().receive(sender, data, now))
+        if len(self.transcript.accepted) == before:
+            return out
         self._blobs = getattr(self, "_blobs", 0) + 1
         blob = hash64("garbage", self._secret("garbage"), self._blobs.to_bytes(8, "big"))
         out.append(Send(blob[: 1 + blob[0] % 64] if self._blobs % 3 else b"S" + blob[:20]))

@@ -126,16 +126,21 @@ def test_noise_changes_nothing(behaviour: str) -> None:
         assert sum(n.transcript.duplicates for n in run.honest) > 0
 
 
-def test_two_replaying_peers_do_not_flood_the_table() -> None:
+@pytest.mark.parametrize("byzantine", [
+    {0: "replay", 3: "replay"},
+    {0: "garbage", 1: "garbage", 3: "garbage"},
+])
+def test_noisy_peers_together_do_not_flood_the_table(byzantine: dict[int, str]) -> None:
     # Found by a randomized `p2pkille sim` run (7 peers, seed 75, P1 and P6 replaying):
     # each replayed after every message, so each answered the other's replays with
-    # more, the simulated clock stood still and the process grew past 3 GB. Replays now
-    # follow only messages that bring a new envelope.
-    table = build_table(5, seed=5, chips=4, byzantine={0: "replay", 3: "replay"})
+    # more, the simulated clock stood still and the process grew past 3 GB; three
+    # garbage peers did the same. Both now answer only messages that bring a new
+    # envelope.
+    table = build_table(5, seed=5, chips=4, byzantine=byzantine)
     honest = [n for i, n in enumerate(table.nodes) if i not in table.byzantine]
     stop = table.network.run(max_events=60_000,
                              stop=lambda _: all(len(n.outcomes) >= 2 for n in honest))
-    assert stop.value == "stopped", "the replays flooded the table"
+    assert stop.value == "stopped", "the noise flooded the table"
     clean = build_table(5, seed=5, chips=4)
     clean.run(max_hands=2)
     for node in honest:
