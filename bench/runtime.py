@@ -9,18 +9,21 @@ and bytes sent. The floor is the time those multiplications and point additions
 alone take, measured in the same process right after the hand with the raw rbcl
 calls (the group wrapper's checks count as our overhead); ``wall/floor`` is
 everything else. Each table is played twice with the same seed (the simulation is
-deterministic, so the hands are the same; the counts are checked equal): wall and
-CPU time come from the first pass, which wraps nothing; the figures below that need
-wrappers around every call (about 5 us each, a tenth of an audit hand) come from the
-second. Additions matter for strict tables: a shuffle proof check does
-about as many as multiplications, each a third of a multiplication's cost.
+deterministic, so the hands are the same; the counts are checked equal, else the
+bench stops): wall and CPU time and the floor come from the first pass, which wraps
+nothing; the figures below that need wrappers around every call (about a
+microsecond each) come from the second. Additions matter for strict tables: a
+shuffle proof check does about as many as multiplications, each a third of a
+multiplication's cost.
 
 The floor prices the counted operations at their best-of-rounds cost, a lower
 bound; the operations run slower inside a hand (caches, a shared machine). So the
 time each raw rbcl call of a multiplication or addition really took in the hand
 is also measured (``ops s``: the group module's calls are timed, per thread, and
 summed: elapsed time inside the calls, so with threads it grows with their number and
-counts waits for the GIL and the cores) and ``w/ops`` is wall time over it;
+counts waits for the GIL and the cores) and ``w/ops`` is the first pass's wall time
+over it (two runs of one hand: on a shared machine this ratio swings more than
+``wall/floor``);
 ``sig s`` is the time of Ed25519 signature checks, which neither figure counts.
 
 The critical path is for separate machines: the multiplications that must happen
@@ -37,7 +40,7 @@ production and consumption of each envelope kind is metered):
   consumption, which runs the audit);
 - ``checkpoint``: signatures only, no group multiplications.
 
-Prints a table; no asserts.
+Prints a table; no pass/fail.
 """
 
 from __future__ import annotations
@@ -238,8 +241,10 @@ def _play(peers: int, hands: int, seed: int, mode: str, workers: Workers | None,
         for node in nodes:  # drop the instance wrappers before the next hand meters anew
             for name in ("_emit", "_act", "_consume"):
                 vars(node).pop(name, None)
+        counts = (counters.base_mults, counters.var_mults, counters.adds)
+        costs = op_costs() if not metered else (0.0, 0.0, 0.0)
         out.append(_Pass(
-            wall, cpu, (counters.base_mults, counters.var_mults, counters.adds),
+            wall, cpu, counts, costs,
             sum(n.sent_envelopes for n in nodes) - sent[0],
             sum(n.sent_bytes for n in nodes) - sent[1],
             _critical(meters), timer.total(OpTimer.OPS), timer.total(OpTimer.SIG)))
@@ -253,6 +258,7 @@ class _Pass:
     wall: float
     cpu: float
     counts: tuple[int, int, int]
+    costs: tuple[float, float, float]  # the raw calls' costs right after the hand
     envelopes: int
     bytes: int
     critical: dict[str, int]
@@ -272,7 +278,7 @@ def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
         if (a.counts, a.envelopes, a.bytes) != (b.counts, b.envelopes, b.bytes):
             raise RuntimeError(f"{peers} peers, hand {k}: the metered pass played another "
                                f"hand ({a.counts} {a.envelopes} vs {b.counts} {b.envelopes})")
-        t_base, t_var, t_add = op_costs()
+        t_base, t_var, t_add = a.costs
         base, var, adds = a.counts
         out.append(HandFigures(
             peers, k, a.wall, a.cpu, base, var, adds, a.envelopes, a.bytes,

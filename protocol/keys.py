@@ -216,8 +216,16 @@ class DeliveryKeyPair:
     private: bytes
     public: bytes
     # Loading a private key derives its public key (a base-point product, about 60 us):
-    # kept from ``from_private`` for the node's every sealed box it opens.
-    _key: X25519PrivateKey | None = field(default=None, compare=False)
+    # the loaded key is kept for every sealed box the pair opens. Only a key loaded from
+    # ``private`` is kept (``dataclasses.replace`` copies this field too).
+    _key: X25519PrivateKey | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self._key is not None and self._key.private_bytes_raw() != self.private:
+            object.__setattr__(self, "_key", None)
+
+    def __reduce__(self) -> tuple[type[DeliveryKeyPair], tuple[bytes, bytes]]:
+        return (type(self), (self.private, self.public))  # the loaded key does not pickle
 
     @classmethod
     def generate(cls, rng: Rng) -> DeliveryKeyPair:
@@ -231,9 +239,11 @@ class DeliveryKeyPair:
         return cls(private, key.public_key().public_bytes_raw(), key)
 
     def private_key(self) -> X25519PrivateKey:
-        if self._key is not None:
-            return self._key
-        return X25519PrivateKey.from_private_bytes(self.private)
+        key = self._key
+        if key is None:
+            key = X25519PrivateKey.from_private_bytes(self.private)
+            object.__setattr__(self, "_key", key)
+        return key
 
     def __repr__(self) -> str:
         return f"DeliveryKeyPair(public={self.public.hex()!r}, private=<hidden>)"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -176,3 +179,17 @@ def test_a_box_opens_with_its_disclosed_one_time_key_and_no_other() -> None:
         open_disclosed(ephemeral.private, recipient.public, b"other header", box)
     with pytest.raises(SealError, match="wrong size"):
         open_disclosed(ephemeral.private[:31], recipient.public, b"header", box)
+
+
+def test_a_key_pair_keeps_only_the_key_of_its_own_private_bytes() -> None:
+    # The loaded X25519 key is kept for speed; a copy made with other private bytes
+    # must not open boxes with the old key, and a pickled pair is the pair.
+    box = seal(BOB.public, b"h", b"for bob", RNG)
+    assert BOB.private_key().private_bytes_raw() == BOB.private
+    bob_as_alice = dataclasses.replace(BOB, private=ALICE.private, public=ALICE.public)
+    assert bob_as_alice == ALICE
+    with pytest.raises(SealError):
+        open_sealed(bob_as_alice, b"h", box)
+    assert open_sealed(pickle.loads(pickle.dumps(BOB)), b"h", box) == b"for bob"
+    assert "private=<hidden>" in repr(BOB)
+    assert BOB.private.hex() not in repr(BOB)
