@@ -67,6 +67,7 @@ __all__ = [
     "PetContext",
     "PetShare",
     "pet_matches",
+    "verify_pet_shares",
 ]
 
 G = Point.GENERATOR
@@ -365,6 +366,42 @@ class PetShare:
             )
         value = Point.from_bytes(raw[:32])
         return cls(claim.digest(), seat, value, DleqProof.from_bytes(raw[32:]))
+
+
+def verify_pet_shares(
+    claim: PetClaim, items: Sequence[tuple[PetShare, Point]], *, workers: Workers | None = None,
+) -> None:
+    """``share.verify(claim, public)`` for each ``(share, public)``, in one batch.
+
+    The responses' products form one list, which ``workers`` can split between
+    threads (one response's check alone is too small to split). The verdict is the
+    loop's: if any check fails, they are run again one by one in order, so the error
+    is the one the first failing share raises.
+    """
+    if len(items) < 2:
+        for share, public in items:
+            share.verify(claim, public, workers=workers)
+        return
+    digest = claim.digest()
+    terms: list[tuple[Point, Scalar, Point, Scalar]] = []
+    for share, public in items:
+        c, z = share.proof.challenge, share.proof.response
+        terms += [(G, z, public, c), (claim.a, z, share.value, c)]
+    try:
+        ok = all(share.claim_digest == digest for share, _ in items)
+        if ok:
+            points = differences(terms, workers)
+            ok = all(
+                _share_challenge(digest, share.seat, public, claim.a, share.value,
+                                 points[2 * k], points[2 * k + 1]) == share.proof.challenge
+                for k, (share, public) in enumerate(items)
+            )
+    except DegenerateResult:
+        ok = False
+    if not ok:
+        for share, public in items:
+            share.verify(claim, public)
+        raise LocalProtocolError("a batch of test responses failed but each one verifies")
 
 
 def pet_matches(

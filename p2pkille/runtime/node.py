@@ -80,7 +80,7 @@ from protocol.keys import (
     PublicKeyShare,
     joint_key,
 )
-from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches
+from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches, verify_pet_shares
 from protocol.reveal import BadShare, DecryptionShare, RevealContext, unmask, verify_shares
 from protocol.rng import DeterministicRng
 from protocol.seal import (
@@ -189,6 +189,9 @@ class _Pet:
     fact: Fact
     prover: int                     # protocol seat
     parts: dict[int, PetShare] = field(default_factory=dict)
+    # Parts taken but not yet checked, with their envelopes, in the order taken: checked
+    # together once all are in (a batch the threads can split), or once the hand stops.
+    pending: dict[int, tuple[PetShare, bytes]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1495,18 +1498,20 @@ class TableNode:
         if pet is None or at != pet.claim.context.sequence:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"a test part for step {at}, "
                          "which has no claim under test")
-        if index == pet.prover or index in pet.parts:
+        if index == pet.prover or index in pet.parts or index in pet.pending:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a test part it may not give")
         data = canonical.get_bytes(env.body, "share", what="pet", size=PetShare.SIZE,
                                    evidence=env.wire)
         try:
             part = PetShare.from_bytes(pet.claim, index, data)
-            part.verify(pet.claim, hand.joint.share_of(index))
         except BadPet as exc:
             raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"test part: {exc}") from exc
-        pet.parts[index] = part
-        if len(pet.parts) < len(hand.holders) - 1:
+        pet.pending[index] = (part, env.wire)
+        if len(pet.parts) + len(pet.pending) < len(hand.holders) - 1:
             return
+        self._check_parts(hand, pet)
+        if len(pet.parts) < len(hand.holders) - 1:
+            return  # a bad part: its giver is at fault, and the test never ends
         hand.pet = None
         matches = pet_matches(pet.claim, list(pet.parts.values()), holders=len(hand.holders))
         hand.pet_result[pet.env.id] = bool(matches)
@@ -1523,6 +1528,30 @@ class TableNode:
             self._answered(pet.fact)
         else:
             self._feed(pet.fact)
+
+    def _check_parts(self, hand: _Hand, pet: _Pet) -> None:
+        """Check the pending test parts; a bad one is its giver's fault, with its envelope
+        as evidence, as if it had been checked when taken (a part is used only once every
+        part is in, so checking later changes nothing else)."""
+        assert hand.joint is not None
+        pending = list(pet.pending.items())
+        pet.pending.clear()
+        try:
+            verify_pet_shares(pet.claim, [(part, hand.joint.share_of(index))
+                                          for index, (part, _) in pending],
+                              workers=self.workers)
+        except BadPet:
+            for index, (part, wire) in pending:
+                try:
+                    part.verify(pet.claim, hand.joint.share_of(index))
+                except BadPet as exc:
+                    self._fault(FaultKind.BAD_PROOF, hand.holders[index], f"test part: {exc}",
+                                wire)
+                else:
+                    pet.parts[index] = part
+            return
+        for index, (part, _) in pending:
+            pet.parts[index] = part
 
     def _pet_body(self, hand: _Hand, token: int, purpose: bytes, ranks: frozenset[Rank]
                   ) -> str:
@@ -2458,6 +2487,9 @@ class TableNode:
         self._timeouts(hand)
         if not hand.voiding:
             return
+        if hand.pet is not None and hand.pet.pending:
+            # The test will not end: check its parts now, so a bad one is in my accuse.
+            self._check_parts(hand, hand.pet)
         equivocated = self._cited_versions(hand)
         # An accuse forked and carried by nobody: its author is blamed as well (every
         # node learns the fork in the tally round before it decides, II.11.1).

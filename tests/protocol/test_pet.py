@@ -4,6 +4,7 @@ fuzzing, privacy against one key holder, op counts and the vectors."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from protocol import domain, pet
 from protocol.deck import Ciphertext, Deck, mask, remask
 from protocol.errors import InvalidEncoding, LocalProtocolError, RemoteProtocolError
-from protocol.group import GROUP_ORDER, DegenerateResult, Point, Scalar, counters
+from protocol.group import GROUP_ORDER, DegenerateResult, Point, Scalar, Workers, counters
 from protocol.keys import HandContext, JointKey, KeyShare, joint_key
 from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches
 from protocol.reveal import DleqProof
@@ -638,3 +639,47 @@ def test_benchmark_runs_and_counts() -> None:
                                                     "adds": 7, "decodes": 4}
     assert by_name["one peer's answer m=12,n=3"].counts["var_mults"] == 34
     assert all(row.seconds > 0 and row.priced > 0 and row.ratio > 0 for row in rows)
+
+
+def _loop_verdict(claim: PetClaim, items: list[tuple[PetShare, Point]]) -> str | None:
+    for share, public in items:
+        try:
+            share.verify(claim, public)
+        except (BadPet, LocalProtocolError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@given(hows=st.lists(st.sampled_from(["good", "good", "value", "proof", "key", "degenerate",
+                                      "other-claim"]), max_size=6))
+def test_a_batch_of_responses_gives_the_loop_s_verdict(hows: list[str]) -> None:
+    table = make_table(7, seed=b"pet-batch")
+    claim = table.claim(table.ciphertext(9), ANSWERING)
+    other = table.claim(table.ciphertext(9), ANSWERING)
+    responses = table.responses(claim)
+    items: list[tuple[PetShare, Point]] = []
+    for k, how in enumerate(hows):
+        share = responses[k]
+        public = table.joint.share_of(share.seat)
+        if how == "value":
+            share = replace(share, value=share.value + Point.GENERATOR)
+        elif how == "proof":
+            share = replace(share, proof=DleqProof(share.proof.challenge,
+                                                   share.proof.response + Scalar.from_int(1)))
+        elif how == "key":
+            public = table.joint.share_of((share.seat + 1) % 7)
+        elif how == "degenerate":  # s = c x: s G - c X is the identity
+            c = share.proof.challenge
+            share = replace(share, proof=DleqProof(c, c * table.keys[share.seat].secret))
+        elif how == "other-claim":
+            share = PetShare.make(other, table.keys[share.seat], table.rng)
+        items.append((share, public))
+    want = _loop_verdict(claim, items)
+    with ThreadPoolExecutor(1) as pool:
+        for workers in (None, Workers(pool, 2)):
+            try:
+                pet.verify_pet_shares(claim, items, workers=workers)
+                got = None
+            except (BadPet, LocalProtocolError) as exc:
+                got = f"{type(exc).__name__}: {exc}"
+            assert got == want

@@ -12,9 +12,11 @@ import pytest
 from cli.main import main
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
+from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.faults import Faults
-from p2pkille.sim.table import TableRun, build_table
+from p2pkille.sim.table import SimTable, TableRun, build_table
+from protocol import canonical
 from protocol.envelope import decode
 from tests.runtime.bots import Restless
 
@@ -121,3 +123,79 @@ def test_a_part_for_the_next_claim_waits_while_one_claim_is_under_test() -> None
     assert run.honest_agree
     assert all(f.kind is not FaultKind.ILLEGAL_ACT or f.seat == 4 for n in run.honest
                for f in n.faults)
+
+
+class BadPart(TableNode):
+    """Gives its part of every test with a broken proof (the value is right)."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.PET:
+            raw = bytearray(canonical.b64decode(str(body["share"])))
+            raw[40] ^= 1  # the proof's challenge no longer fits
+            body = {**body, "share": canonical.b64encode(bytes(raw))}
+        super()._emit(out, kind, body)
+
+
+def _bad_part_table(peers: int, seed: int) -> tuple[SimTable, TableNode]:
+    table = build_table(peers, seed=seed, chips=4, mode="strict",
+                        deciders=lambda _i: Restless())
+    cheater = table.nodes[1]
+    cheater.__class__ = BadPart
+    table.byzantine = frozenset({1})
+    return table, cheater
+
+
+def test_a_bad_test_part_is_blamed_on_its_giver_by_every_honest_node() -> None:
+    for seed in range(1, 30):
+        table, cheater = _bad_part_table(4, seed)
+        run = table.run(until=900.0, max_hands=2)
+        voided = [o for o in run.honest[0].outcomes if o.voided]
+        if not voided:
+            continue  # no test in these hands needed the cheater's part
+        assert run.honest_agree
+        assert cheater.my_seat is not None
+        assert voided[0].eliminated == [cheater.names[cheater.my_seat]]
+        for node in run.honest:
+            fault = next(f for f in node.faults if f.seat == cheater.my_seat)
+            assert fault.kind is FaultKind.BAD_PROOF
+            env = decode(fault.evidence, table=node.config.table_id, members=node.members,
+                         kinds=None)
+            assert env.kind == msg.PET
+            assert env.author == cheater.identity.public
+        return
+    pytest.fail("no seed had a test the cheater gave a part of")
+
+
+class NoPart(TableNode):
+    """Never gives its part of a test (a withheld step: it is timed out)."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind != msg.PET:
+            super()._emit(out, kind, body)
+
+
+def test_a_bad_test_part_is_blamed_even_when_the_test_never_ends() -> None:
+    # Parts are checked together once all are in; when another holder withholds its
+    # part the test never ends, and the parts taken are checked as the hand stops: the
+    # bad one's giver is accused and eliminated with the withholder.
+    for seed in range(1, 40):
+        table, cheater = _bad_part_table(5, seed)
+        table.nodes[3].__class__ = NoPart
+        table.byzantine = frozenset({1, 3})
+        run = table.run(until=3000.0, max_hands=1)
+        assert run.honest_agree
+        first = run.honest[0].outcomes[0]
+        assert first.voided
+        node = run.honest[0]
+        gave = [e for e in node.transcript.chain(cheater.identity.public)
+                if e.kind == msg.PET and e.body.get("hand") == 1]
+        if not gave:
+            continue  # the stalled test was the cheater's own claim
+        assert cheater.my_seat is not None
+        assert cheater.names[cheater.my_seat] in first.eliminated
+        for honest in run.honest:
+            fault = next(f for f in honest.faults if f.seat == cheater.my_seat)
+            assert fault.kind is FaultKind.BAD_PROOF
+            assert fault.evidence == gave[0].wire
+        return
+    pytest.fail("no seed had the cheater give a part of the test that never ended")
