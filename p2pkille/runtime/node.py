@@ -660,7 +660,7 @@ class TableNode:
         if hand.pet is not None:
             pet = hand.pet
             return tuple(s for k, s in enumerate(holders)
-                         if k != pet.prover and k not in pet.parts)
+                         if k != pet.prover and k not in pet.parts and k not in pet.pending)
         if game.phase == Phase.STOCK:
             return tuple(s for k, s in enumerate(holders) if k not in hand.draws)
         if game.phase == Phase.SHOWDOWN:
@@ -1498,7 +1498,12 @@ class TableNode:
         if pet is None or at != pet.claim.context.sequence:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"a test part for step {at}, "
                          "which has no claim under test")
-        if index == pet.prover or index in pet.parts or index in pet.pending:
+        if index in pet.pending:
+            # A second part: whether it may be given depends on the first being good (a
+            # bad one is its giver's fault and this one takes its place), as when each
+            # part was checked on receipt; nodes that took them in any order then agree.
+            self._check_parts(hand, pet)
+        if index == pet.prover or index in pet.parts:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a test part it may not give")
         data = canonical.get_bytes(env.body, "share", what="pet", size=PetShare.SIZE,
                                    evidence=env.wire)
@@ -2936,8 +2941,9 @@ class TableNode:
             return True
         if hand.pet is not None:
             pet = hand.pet
-            if hand.me is None or hand.me == pet.prover or hand.me in pet.parts or not (
-                    self._once("pet", n, pet.claim.context.sequence)):
+            if (hand.me is None or hand.me == pet.prover or hand.me in pet.parts
+                    or hand.me in pet.pending
+                    or not self._once("pet", n, pet.claim.context.sequence)):
                 return False
             assert hand.key is not None
             part = PetShare.make(pet.claim, hand.key, self._rng(

@@ -199,3 +199,55 @@ def test_a_bad_test_part_is_blamed_even_when_the_test_never_ends() -> None:
             assert fault.evidence == gave[0].wire
         return
     pytest.fail("no seed had the cheater give a part of the test that never ended")
+
+
+def test_a_withheld_test_part_times_out_only_its_withholder() -> None:
+    # The parts taken wait to be checked together; their givers have answered and must
+    # not be waited for (at first they were: every holder that had sent its part was
+    # timed out with the withholder, found by review).
+    voided = 0
+    for seed in range(1, 7):
+        table = build_table(5, seed=seed, chips=4, mode="strict",
+                            deciders=lambda _i: Restless())
+        withholder = table.nodes[3]
+        withholder.__class__ = NoPart
+        table.byzantine = frozenset({3})
+        run = table.run(until=3000.0, max_hands=1)
+        assert run.honest_agree
+        first = run.honest[0].outcomes[0]
+        if first.voided:
+            voided += 1
+            assert withholder.my_seat is not None
+            assert first.eliminated == [withholder.names[withholder.my_seat]]
+    assert voided >= 3
+
+
+class BadThenGoodPart(TableNode):
+    """Gives a bad part of every test and then the good one."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.PET:
+            raw = bytearray(canonical.b64decode(str(body["share"])))
+            raw[40] ^= 1
+            super()._emit(out, kind, {**body, "share": canonical.b64encode(bytes(raw))})
+        super()._emit(out, kind, body)
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_second_part_after_a_bad_one_is_judged_alike_in_any_order(seed: int) -> None:
+    # A node that checked the bad part before the second came took the second; one that
+    # still held the bad part unchecked refused the second as a part it may not give,
+    # and the two accused differently (found by review: the honest nodes split). The
+    # pending parts are now checked before a second part from the same seat is judged.
+    table = build_table(5, seed=seed, chips=4, mode="strict", deciders=lambda _i: Restless(),
+                        faults=Faults(delay=0.05, jitter=0.3))
+    cheater = table.nodes[1]
+    cheater.__class__ = BadThenGoodPart
+    table.byzantine = frozenset({1})
+    run = table.run(until=3000.0, max_hands=1)
+    assert run.honest_agree
+    assert cheater.my_seat is not None
+    for node in run.honest:
+        assert node.outcomes[0].eliminated == [cheater.names[cheater.my_seat]]
+        fault = next(f for f in node.faults if f.seat == cheater.my_seat)
+        assert fault.kind is FaultKind.BAD_PROOF
