@@ -7,6 +7,7 @@ from p2pkille.engine.machine import Game, Phase
 from p2pkille.engine.referee import oracle_fact
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import SimTable
+from protocol import canonical
 
 ORACLE = {Phase.ANSWER, Phase.DISCLOSE, Phase.STOCK, Phase.SHOWDOWN}
 
@@ -50,3 +51,10 @@ def misbehave(table: SimTable, seat: int, cls: type[TableNode]) -> TableNode:
     node.__class__ = cls
     table.byzantine = table.byzantine | {index}
     return node
+
+
+def flipped(text: object, byte: int) -> str:
+    """Base64url ``text`` with the low bit of byte ``byte`` flipped (a broken proof or box)."""
+    raw = bytearray(canonical.b64decode(str(text)))
+    raw[byte] ^= 1
+    return canonical.b64encode(bytes(raw))

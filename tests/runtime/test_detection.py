@@ -17,7 +17,7 @@ from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope, decode
 from tests.runtime.bots import Restless
-from tests.runtime.helpers import node_results
+from tests.runtime.helpers import flipped, node_results
 
 
 def _swap_class(table: SimTable, index: int, cls: type[TableNode]) -> TableNode:
@@ -43,10 +43,8 @@ def _evidence_author(table: SimTable, node: TableNode, data: bytes) -> Envelope:
 
 class BadKey(TableNode):
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind == msg.KEY:
-            raw = bytearray(canonical.b64decode(str(body["share"])))
-            raw[40] ^= 1  # the proof's challenge no longer fits
-            body = {**body, "share": canonical.b64encode(bytes(raw))}
+        if kind == msg.KEY:  # byte 40: the proof's challenge no longer fits
+            body = {**body, "share": flipped(body["share"], 40)}
         super()._emit(out, kind, body)
 
 
@@ -54,9 +52,7 @@ class BadBox(TableNode):
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
         if kind == msg.DEAL:
             boxes = [dict(b) for b in body["boxes"]]  # type: ignore[attr-defined]
-            raw = bytearray(canonical.b64decode(boxes[0]["box"]))
-            raw[-1] ^= 1
-            boxes[0]["box"] = canonical.b64encode(bytes(raw))
+            boxes[0]["box"] = flipped(boxes[0]["box"], -1)
             body = {**body, "boxes": boxes}
         super()._emit(out, kind, body)
 
@@ -261,9 +257,7 @@ class BadThenMalformedShow(TableNode):
         if kind == msg.SHOW:
             entries = [dict(e) for e in body["shares"]]  # type: ignore[attr-defined]
             entries.sort(key=lambda e: e["by"] != self.my_seat)  # mine first
-            mine = bytearray(canonical.b64decode(entries[0]["share"]))
-            mine[40] ^= 1  # the proof's challenge no longer fits
-            entries[0]["share"] = canonical.b64encode(bytes(mine))
+            entries[0]["share"] = flipped(entries[0]["share"], 40)  # a proof that fails
             later = bytearray(canonical.b64decode(entries[1]["share"]))
             later[:32] = b"\xff" * 32  # not the encoding of any point
             entries[1]["share"] = canonical.b64encode(bytes(later))

@@ -42,10 +42,9 @@ from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import HandOutcome, TableNode
 from p2pkille.sim.byzantine import FalseAnswer
 from p2pkille.sim.table import DeciderFactory, SimTable, TableRun, build_table
-from protocol import canonical
 from protocol.envelope import Envelope, decode
 from tests.runtime.bots import Restless
-from tests.runtime.helpers import misbehave
+from tests.runtime.helpers import flipped, misbehave
 from tests.runtime.test_log import logged_table
 
 LIAR = 1  # seat P2 answers plain while it holds an answering card
@@ -67,9 +66,7 @@ class TamperedOpening(QuietAccomplice):
         if kind == msg.ACCUSE and body.get("opened"):
             opened = []
             for entry in body["opened"]:  # type: ignore[attr-defined]
-                raw = bytearray(canonical.b64decode(entry["share"]))
-                raw[-1] ^= 1
-                opened.append({**entry, "share": canonical.b64encode(bytes(raw))})
+                opened.append({**entry, "share": flipped(entry["share"], -1)})
             body = {**body, "opened": opened}
         super()._emit(out, kind, body)
 

@@ -18,7 +18,7 @@ from p2pkille.runtime.io import Output
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, Request
 from p2pkille.ui.model import MIN_HEIGHT, MIN_WIDTH, Mode
-from protocol import canonical
+from tests.runtime.helpers import flipped
 from tests.ui.pilot import answer_one, run_with, setup, wait_for
 
 
@@ -276,9 +276,7 @@ class BadKey(HumanTableNode):
 
     def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
         if kind == msg.KEY:
-            raw = bytearray(canonical.b64decode(str(body["share"])))
-            raw[40] ^= 1
-            body = {**body, "share": canonical.b64encode(bytes(raw))}
+            body = {**body, "share": flipped(body["share"], 40)}
         super()._emit(out, kind, body)
 
 
