@@ -317,6 +317,10 @@ class _Hand:
         self.accuse_wires: dict[bytes, bytes] = {}  # accuse id -> its wire
         self.gone: frozenset[int] = frozenset()  # seats whose accuse counts for nothing
         self.excused: frozenset[int] = frozenset()  # seats that forked a tally: not needed
+        # The tally the holders that decided without me moved on with, once I take their
+        # decision (_deciders_tally); the time-outs are then theirs, not my votes'.
+        self.adopted: tuple[bytes | None, ...] | None = None
+        self.adopt_key: tuple[int, int] | None = None  # what _adopt last looked at
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
@@ -1978,6 +1982,8 @@ class TableNode:
         """Act on every agreed time-out: a decision whose step every other key holder
         voted gets its default (keep, decline); a holder in a silent set (``_silent``)
         is timed out and the hand stops."""
+        if hand.adopted is not None:
+            return  # the deciders' time-outs stand (_verdict): later votes change nothing
         silent = self._silent(hand)
         for step, voters in hand.votes.items():
             seat, stage, at = step
@@ -2542,7 +2548,11 @@ class TableNode:
         # may be the one a node holds); its accuse still counts as the tallies say.
         hand.excused = frozenset(seat for seat, number in self._tally_forks
                                  if number == hand.number and seat is not None) - gone
-        if not self._tallies_agree(hand):
+        if hand.adopted is not None:
+            if hand.tally_ids != hand.adopted:
+                return  # their time-outs do not give their tally here: _adopt reverts
+        elif not self._tallies_agree(hand):
+            self._adopt(hand, gone - hand.timed_out)
             return
         idle: set[int] = set()
         if not blamed:
@@ -2597,6 +2607,73 @@ class TableNode:
             eliminated=[names[s] for s in sorted(blamed)]))
         self._tell("void")
         self._next_hand()
+
+    def _adopt(self, hand: _Hand, faulty: frozenset[int]) -> None:
+        """My tallies do not agree: if the holders that decided without me moved on
+        (_deciders_tally), decide as they did, from their time-outs (II.11.3) instead of
+        those my votes give. Undone if that decides nothing yet (a check still pending,
+        or their tally is not what their time-outs give here); tried again on news."""
+        key = (self._version, sum(self._consumed))
+        if hand.adopt_key == key:
+            return
+        hand.adopt_key = key
+        theirs = self._deciders_tally(hand)
+        if theirs is None:
+            return
+        mine = hand.timed_out
+        hand.adopted = theirs
+        # A seat gone for a fork, not a time-out, stays so (``faulty``).
+        hand.timed_out = {hand.holders[k] for k, i in enumerate(theirs) if i is None} - faulty
+        self._verdict()
+        if hand.number not in self._voided:
+            hand.adopted, hand.timed_out = None, mine
+
+    def _deciders_tally(self, hand: _Hand) -> tuple[bytes | None, ...] | None:
+        """The tally of the holders that decided the hand without me, if they did: a
+        strict majority of the holders whose chains hold, before an envelope of a later
+        hand, the same last tally T of this one, where every holder that T counts (not
+        null) is among them and counted the accuse I count. Each of them decided on T (a
+        holder decides only on the tally it sent last, once every holder T counts sent
+        the same), so an honest one among them, which a strict majority holds unless
+        most holders cheat, vouches for T. Votes that reached me after they decided can
+        make my own tally differ for ever: a holder they timed out may count one of them
+        timed out too (its own late votes complete a second silent set; the partition
+        generator's seed 270), and then waited for tallies that never come."""
+        finals: dict[int, tuple[bytes | None, ...]] = {}
+        for k, seat in enumerate(hand.holders):
+            final = self._final_tally(k, seat, hand)
+            if final is not None:
+                finals[k] = final
+        for tally in set(finals.values()):
+            movers = {k for k, t in finals.items() if t == tally}
+            if (2 * len(movers) > len(hand.holders)
+                    and all(i is None or (k in movers and hand.counted.get(k) == i)
+                            for k, i in enumerate(tally))):
+                return tally
+        return None
+
+    def _final_tally(self, k: int, seat: int, hand: _Hand) -> tuple[bytes | None, ...] | None:
+        """The last tally of ``hand`` in ``seat``'s chain, if an envelope of a later hand
+        follows it (the seat moved on with it); what I hold back counts too."""
+        m = self.member_of[seat]
+        member = self.members[m]
+        seq = self._consumed[m] + 1
+        last = hand.tallies.get(k)  # the tallies consumed were taken in chain order
+        while (env := self.transcript.get(member, seq)) is not None:
+            seq += 1
+            number = env.body.get("hand")
+            if type(number) is int and number > hand.number:
+                return last
+            if env.kind == msg.TALLY and number == hand.number:
+                try:
+                    msg.check_body(env.kind, env.body, env.wire)
+                    ids = msg.get_ids(env.body, env.wire)
+                except ProtocolError:
+                    return None
+                if len(ids) != len(hand.holders):
+                    return None
+                last = ids
+        return None
 
     def _tallies_agree(self, hand: _Hand) -> bool:
         """Has every holder whose accuse counts sent a tally equal to mine (mine sent

@@ -10,6 +10,7 @@ half waits, and both halves play on alike once the link heals.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -337,3 +338,42 @@ def test_late_seens_of_respond_steps_are_bounded_and_only_for_real_answers() -> 
         answered.setdefault(made_up, set()).add(holders.index(z))
         node._late_respond_vote(number, _respond_step(z, made_up), voter)
     assert seens() == 256
+
+
+def test_holders_timed_out_after_a_three_way_cut_take_the_decision_of_those_that_moved_on(
+        ) -> None:
+    # Five holders cut three ways (P1 with P5, P3 alone, P2 with P4), then P2 and P4 cut
+    # off from the rest, each long past every limit; one peer's links are slow. P5, P2 and
+    # P4 (a majority) void the hand with P1 and P3 timed out and deal on. P1 and P3 also
+    # hold P3's vote that P5 never answered a step while P5 was away: with it their own
+    # votes give a second silent set, {P5, P1}, so they count P5 timed out too, and they
+    # waited for ever for tallies of P2 and P4 that would say so (the partition
+    # generator's seed 270). Now each takes the tally that a majority of the holders moved
+    # on with, and every node keeps the same record.
+    timings = {0: Timing(limit=2.0, decide_limit=2.0, answer_limit=40.0),
+               1: Timing(limit=1.0, decide_limit=3.0, answer_limit=120.0),
+               2: Timing(limit=1.0, decide_limit=3.0, answer_limit=2.0),
+               3: Timing(limit=2.0, decide_limit=60.0, answer_limit=40.0),
+               4: Timing(limit=2.0, decide_limit=6.0, answer_limit=40.0)}
+    table = build_table(5, seed=270, chips=3, faults=Faults(delay=0.02), timings=timings)
+    net = table.network
+    for other, delay in (("n1", 27.3), ("n2", 30.6), ("n3", 10.8), ("n4", 0.83)):
+        net.set_link("n5", other, Faults(delay=delay), one_way=True)
+    net.run(stop=lambda _: all(n.hand is not None for n in table.nodes), until=3000.0)
+    net.run(until=net.now + 0.66)
+    net.partition(["n5", "n1"], ["n3"], ["n2", "n4"])
+    net.run(until=net.now + 130.3)
+    net.heal()
+    net.run(until=net.now + 21.5)
+    net.partition(["n2", "n4"], ["n1", "n3", "n5"])
+    net.run(until=net.now + 204.2)
+    net.heal()
+    nodes = table.nodes
+    net.run(stop=lambda _: all(n.done for n in nodes), until=net.now + 20000.0)
+    assert all(n.done for n in nodes), [(n.name, n.waiting_for()) for n in nodes]
+    records = {json.dumps([o.to_json() for o in n.outcomes], sort_keys=True) for n in nodes}
+    assert len(records) == 1
+    first = nodes[0].outcomes[0]
+    assert first.voided
+    assert sorted(first.eliminated) == sorted(
+        f"P{seat + 1}" for seat, index in enumerate(table.seats()) if index in (2, 4))
