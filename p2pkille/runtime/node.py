@@ -1982,8 +1982,10 @@ class TableNode:
         """Act on every agreed time-out: a decision whose step every other key holder
         voted gets its default (keep, decline); a holder in a silent set (``_silent``)
         is timed out and the hand stops."""
-        if hand.adopted is not None:
-            return  # the deciders' time-outs stand (_verdict): later votes change nothing
+        if hand.adopted is not None or not hand.votes:
+            # The deciders' time-outs stand (_verdict): later votes change nothing. And
+            # without a vote nobody is silent (the common case: this runs at every step).
+            return
         silent = self._silent(hand)
         for step, voters in hand.votes.items():
             seat, stage, at = step
