@@ -2491,7 +2491,7 @@ class TableNode:
                 self._good_checkpoint(fork.first)
                 self._good_checkpoint(fork.second)
         if (self.stage == Stage.CHECKPOINT and len(hand.agreed) == len(hand.holders)
-                and self._may_commit(hand)):
+                and hand.adopted is None and self._may_commit(hand)):
             # The last good signature came with a fork (_good_checkpoint), or a member
             # without a key saw the holders move on.
             self._commit()
@@ -2622,59 +2622,72 @@ class TableNode:
         theirs = self._deciders_tally(hand)
         if theirs is None:
             return
-        mine = hand.timed_out
+        nulls = {hand.holders[k] for k, i in enumerate(theirs) if i is None}
+        if not nulls <= hand.gone:
+            # A seat they left out that I still count: a null does not say whether they
+            # timed it out or held it forked, and I must not time out a seat they held
+            # forked (its fork may never reach me). My own votes grow until it is gone here.
+            return
+        mine = (hand.timed_out, hand.tally_ids, hand.gone, hand.excused)
         hand.adopted = theirs
-        # A seat gone for a fork, not a time-out, stays so (``faulty``).
-        hand.timed_out = {hand.holders[k] for k, i in enumerate(theirs) if i is None} - faulty
+        # A seat gone here for a fork, not a time-out, stays so (``faulty``).
+        hand.timed_out = nulls - faulty
         self._verdict()
         if hand.number not in self._voided:
-            hand.adopted, hand.timed_out = None, mine
+            hand.adopted = None
+            hand.timed_out, hand.tally_ids, hand.gone, hand.excused = mine
 
     def _deciders_tally(self, hand: _Hand) -> tuple[bytes | None, ...] | None:
-        """The tally of the holders that decided the hand without me, if they did: a
-        strict majority of the holders whose chains hold, before an envelope of a later
-        hand, the same last tally T of this one, where every holder that T counts (not
-        null) is among them and counted the accuse I count. Each of them decided on T (a
-        holder decides only on the tally it sent last, once every holder T counts sent
-        the same), so an honest one among them, which a strict majority holds unless
-        most holders cheat, vouches for T. Votes that reached me after they decided can
-        make my own tally differ for ever: a holder they timed out may count one of them
-        timed out too (its own late votes complete a second silent set; the partition
-        generator's seed 270), and then waited for tallies that never come."""
+        """The tally of the holders that decided the hand without me, if they did: the
+        same last tally T of this one in the chains of a strict majority of the holders,
+        each followed by an envelope of a later hand, where I count the accuse T counts of
+        every holder it does not leave out. Each of them decided on T (a holder decides
+        on the tally it sent last, once every holder T counts sent the same), so an
+        honest one among them, which a strict majority holds unless a majority of the
+        holders cheat, vouches for T; two tallies cannot both have a strict majority.
+        Votes that reached me after they decided can make my own tally differ for ever:
+        a holder they timed out may count one of them timed out too (its own late votes
+        complete a second silent set; the partition generator's seed 270), and then
+        waited for tallies that never come."""
         finals: dict[int, tuple[bytes | None, ...]] = {}
         for k, seat in enumerate(hand.holders):
-            final = self._final_tally(k, seat, hand)
+            final = self._final_tally(seat, hand)
             if final is not None:
                 finals[k] = final
         for tally in set(finals.values()):
             movers = {k for k, t in finals.items() if t == tally}
-            if (2 * len(movers) > len(hand.holders)
-                    and all(i is None or (k in movers and hand.counted.get(k) == i)
-                            for k, i in enumerate(tally))):
+            if 2 * len(movers) > len(hand.holders) and all(
+                    i is None or hand.counted.get(k) == i for k, i in enumerate(tally)):
                 return tally
         return None
 
-    def _final_tally(self, k: int, seat: int, hand: _Hand) -> tuple[bytes | None, ...] | None:
-        """The last tally of ``hand`` in ``seat``'s chain, if an envelope of a later hand
-        follows it (the seat moved on with it); what I hold back counts too."""
-        m = self.member_of[seat]
-        member = self.members[m]
-        seq = self._consumed[m] + 1
-        last = hand.tallies.get(k)  # the tallies consumed were taken in chain order
-        while (env := self.transcript.get(member, seq)) is not None:
-            seq += 1
+    def _final_tally(self, seat: int, hand: _Hand) -> tuple[bytes | None, ...] | None:
+        """The last tally of ``hand`` in ``seat``'s chain before its first envelope of a
+        later hand, if it has one (it moved on with that tally); what I hold back counts
+        too. Found by reading back from that envelope to the seat's key of the hand (late
+        answers to votes of earlier hands may lie between)."""
+        member = self.members[self.member_of[seat]]
+        seq = self._consumed[self.member_of[seat]] + 1
+        while True:
+            env = self.transcript.get(member, seq)
+            if env is None:
+                return None
             number = env.body.get("hand")
             if type(number) is int and number > hand.number:
-                return last
+                break
+            seq += 1
+        while (env := self.transcript.get(member, seq := seq - 1)) is not None:
+            number = env.body.get("hand")
+            if type(number) is not int or (number == hand.number and env.kind == msg.KEY) or (
+                    number < hand.number and env.kind in _HAND_FLOW):
+                return None  # no tally of the hand: it did not decide by one
             if env.kind == msg.TALLY and number == hand.number:
                 try:
                     msg.check_body(env.kind, env.body, env.wire)
                     ids = msg.get_ids(env.body, env.wire)
                 except ProtocolError:
                     return None
-                if len(ids) != len(hand.holders):
-                    return None
-                last = ids
+                return ids if len(ids) == len(hand.holders) else None
         return None
 
     def _tallies_agree(self, hand: _Hand) -> bool:
@@ -3151,7 +3164,7 @@ _LATE_RESPONDS: Final = 256
 # Envelopes that only a hand's own course produces: never one for a hand my chain has left.
 _HAND_FLOW: Final = frozenset({msg.KEY, msg.SHUFFLE, msg.DEAL, msg.ACT, msg.ANSWER,
                                msg.DISCLOSE, msg.FORWARD, msg.DRAW, msg.SHOW, msg.PET,
-                               msg.REVEAL, msg.CHECKPOINT})
+                               msg.REVEAL, msg.CHECKPOINT, msg.TALLY})
 
 
 def _replay_key(kind: str, body: Mapping[str, object]) -> tuple[object, ...]:
