@@ -16,6 +16,7 @@ from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, build_table
+from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.errors import InvalidEncoding
 from tests.runtime.bots import Restless
@@ -213,3 +214,75 @@ def test_a_tally_not_of_every_holder_is_a_fault_and_the_table_goes_on() -> None:
     for node in run.honest:
         assert any(f.kind.value == "malformed" and f.seat == 2 and "tally" in f.reason
                    for f in node.faults)
+
+
+class ForksAfterAccusing(TableNode):
+    """In hand 2, once past its key: falsely accuses the next holder, makes a second key
+    envelope for its key slot (``fork``, sent by the test to chosen holders) and never
+    tallies the hand."""
+
+    fork: ClassVar[dict[str, bytes]] = {}
+
+    def _act(self, out: list[Output]) -> bool:
+        hand = self.hand
+        if (hand is not None and hand.number == 2 and hand.me is not None
+                and self.stage > Stage.KEYS and self._once("false-accuse", 2)):
+            victim = hand.holders[(hand.me + 1) % len(hand.holders)]
+            theirs = next(e for e in self.transcript.chain(self.members[self.member_of[victim]])
+                          if e.kind == msg.KEY and e.body.get("hand") == 2)
+            self._sent.add(("accuse", 2))
+            made_up = msg.Accusation(victim, "bad-key", "made up", theirs.wire)
+            self._emit(out, msg.ACCUSE, {"accusations": [made_up.to_json()], "disclosed": [],
+                                         "hand": 2})
+            mine = next(e for e in self.transcript.chain(self.identity.public)
+                        if e.kind == msg.KEY and e.body.get("hand") == 2)
+            other = hand.key.announce(hand.ctx, self._rng("fork", 2))
+            body = {**mine.body, "share": canonical.b64encode(other.to_bytes())}
+            self.fork["wire"] = Envelope.seal(
+                self.identity, table=self.config.table_id, seq=mine.seq, prev=mine.prev,
+                kind=msg.KEY, body=body).wire
+            return True
+        return super()._act(out)
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind != msg.TALLY or body.get("hand") != 2:
+            super()._emit(out, kind, body)
+
+
+def test_a_member_without_a_key_never_takes_the_movers_tally_over_a_fork_it_lacks() -> None:
+    # Six peers, one seat sold out of hand 2: a member M without a key. A holder F falsely
+    # accuses another and withholds its tally; once M holds every accuse it is cut off, and
+    # F's second key envelope reaches only the other holders. They hold F forked (its accuse
+    # counts for nothing), tally with F null and deal on. M, which never gets the other
+    # branch, counts F's accuse. Taking their tally, M read F's null as a time-out and kept
+    # a game where F was eliminated in hand 2 (found by review); now it takes a tally only
+    # when every seat it leaves out is gone at M too, so M waits and keeps no other record.
+    ForksAfterAccusing.fork.clear()
+    timing = Timing(limit=2.0, answer_limit=10.0)
+    table = build_table(6, seed=2, chips=1, timing=timing, faults=Faults(delay=0.05))
+    net = table.network
+    net.run(stop=lambda _: all(n.hand is not None and n.hand.number >= 2 for n in table.nodes),
+            until=2000.0)
+    holders = table.nodes[0].hand.holders if table.nodes[0].hand is not None else ()
+    (member,) = [s for s in range(6) if s not in holders]
+    seats = table.seats()
+    forker, m = table.nodes[seats[holders[0]]], table.nodes[seats[member]]
+    forker.__class__ = ForksAfterAccusing
+    net.run(stop=lambda _: "wire" in ForksAfterAccusing.fork and m.hand is not None
+            and len(m.hand.accuses) == len(holders), until=net.now + 500.0)
+    assert m.hand is not None
+    assert len(m.hand.accuses) == len(holders)
+    net.partition([m.name], [n.name for n in table.nodes if n is not m])
+    for seat in holders[1:]:
+        net.inject(forker.name, ForksAfterAccusing.fork["wire"], to=table.nodes[seats[seat]].name)
+    net.run(until=net.now + 120.0)
+    net.heal()
+    net.run(until=net.now + 2000.0)
+    honest = [n for n in table.nodes if n is not forker and n is not m]
+    assert all(n.done for n in honest)
+    record = [(o.hand, o.voided, o.eliminated) for o in honest[0].outcomes]
+    assert all([(o.hand, o.voided, o.eliminated) for o in n.outcomes] == record for n in honest)
+    f_name = f"P{holders[0] + 1}"
+    assert (2, True, []) in record  # nobody blamed in hand 2: F forked, not timed out
+    assert any(f_name in e for _, _, e in record)  # and out for the fork later
+    assert [(o.hand, o.voided, o.eliminated) for o in m.outcomes] == record[:len(m.outcomes)]
