@@ -236,6 +236,7 @@ class ForksAfterAccusing(TableNode):
                                          "hand": 2})
             mine = next(e for e in self.transcript.chain(self.identity.public)
                         if e.kind == msg.KEY and e.body.get("hand") == 2)
+            assert hand.key is not None
             other = hand.key.announce(hand.ctx, self._rng("fork", 2))
             body = {**mine.body, "share": canonical.b64encode(other.to_bytes())}
             self.fork["wire"] = Envelope.seal(
