@@ -340,8 +340,7 @@ def test_late_seens_of_respond_steps_are_bounded_and_only_for_real_answers() -> 
     assert seens() == 256
 
 
-def test_holders_timed_out_after_a_three_way_cut_take_the_decision_of_those_that_moved_on(
-        ) -> None:
+def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> None:
     # Five holders cut three ways (P1 with P5, P3 alone, P2 with P4), then P2 and P4 cut
     # off from the rest, each long past every limit; one peer's links are slow. P5, P2 and
     # P4 (a majority) void the hand with P1 and P3 timed out and deal on. P1 and P3 also
