@@ -363,6 +363,11 @@ def test_a_node_never_appends_a_step_of_a_hand_its_chain_has_left() -> None:
     assert node.transcript.chain(node.identity.public) == mine
     node._emit(out, msg.SEEN, {"at": 0, "hand": 1, "seat": 1, "stage": int(Stage.CHECKPOINT)})
     assert len(out) == 1
+    # A late seen of hand 1 now ends the chain: hand 1 stays left (once, only the last
+    # envelope was read, and a step or tally of hand 1 went out after it: found by review).
+    node._emit(out, msg.FORWARD, {"boxes": [], "hand": 1, "to": 1, "token": 0})
+    node._emit(out, msg.TALLY, {"hand": 1, "ids": [None] * 3})
+    assert len(out) == 1
 
 
 @pytest.mark.parametrize("records", [40, 46, 52])
