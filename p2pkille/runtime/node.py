@@ -694,9 +694,9 @@ class TableNode:
         for event in events:
             if isinstance(event, Accepted):
                 env = event.envelope
-                self._held_at[(self._index[env.author], env.seq)] = self._now
-                number = env.body.get("hand")
-                if env.author == self.identity.public and type(number) is int:
+                m = self._index[env.author]
+                self._held_at[(m, env.seq)] = self._now
+                if m == self.me and type(number := env.body.get("hand")) is int:
                     self._own_top = max(self._own_top, number)
             elif isinstance(event, Equivocated):
                 author = self._index[event.author]
