@@ -39,25 +39,15 @@ from typing import Final
 
 from p2pkille.engine.errors import EngineError
 from p2pkille.engine.facts import (
-    AskRedeal,
-    BuyIn,
-    Cut,
-    Decision,
-    Decline,
     Fact,
-    Keep,
-    SaleAnswer,
-    Sell,
-    Swap,
-    Vote,
-    VoteChoice,
     fact_from_dict,
 )
-from p2pkille.engine.view import Decider, SeatView
+from p2pkille.engine.view import Decider
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.config import MODES, Member, TableConfig
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.runtime.recorded import RecordedDecider
 from protocol import canonical
 from protocol.envelope import Envelope, decode
 from protocol.errors import ProtocolError, RemoteProtocolError
@@ -427,15 +417,10 @@ class Verdict:
                 "torn_bytes": self.torn, "winner": self.winner}
 
 
-class LogDecider:
+class LogDecider(RecordedDecider):
     """Answers the member's decisions from its log, in order (``fallback`` once the log
     runs out or a logged decision does not fit the question): a node fed its log
     again then makes exactly the envelopes it made live."""
-
-    def __init__(self, decisions: Sequence[Fact], fallback: Decider) -> None:
-        self._facts = list(decisions)
-        self._next = 0
-        self.fallback = fallback
 
     @classmethod
     def of(cls, loaded: LoadedLog, fallback: Decider) -> LogDecider:
@@ -451,36 +436,6 @@ class LogDecider:
             except (ProtocolError, EngineError, ValueError):
                 continue  # verify_log reports a bad record; here it is just no answer
         return cls(facts, fallback)
-
-    def _take(self, *types: type) -> Fact | None:
-        if self._next < len(self._facts) and isinstance(self._facts[self._next], types):
-            self._next += 1
-            return self._facts[self._next - 1]
-        return None
-
-    def turn(self, view: SeatView) -> Decision:
-        fact = self._take(Keep, Swap, AskRedeal, Sell)
-        return fact if isinstance(fact, Keep | Swap | AskRedeal | Sell) else (
-            self.fallback.turn(view))
-
-    def vote(self, view: SeatView) -> VoteChoice:
-        fact = self._take(Vote)
-        return fact.choice if isinstance(fact, Vote) else self.fallback.vote(view)
-
-    def answer_sale(self, view: SeatView) -> bool:
-        fact = self._take(SaleAnswer)
-        return fact.accept if isinstance(fact, SaleAnswer) else self.fallback.answer_sale(view)
-
-    def cut(self, view: SeatView) -> int:
-        fact = self._take(Cut)
-        return fact.at if isinstance(fact, Cut) else self.fallback.cut(view)
-
-    def buyin(self, view: SeatView) -> bool:
-        fact = self._take(BuyIn, Decline)
-        return isinstance(fact, BuyIn) if fact is not None else self.fallback.buyin(view)
-
-    def observe(self, fact: Fact, view: SeatView) -> None:
-        return None
 
 
 def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:

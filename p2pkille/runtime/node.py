@@ -15,6 +15,7 @@ Every failed check goes through :meth:`TableNode._fault`.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,6 +53,7 @@ from p2pkille.runtime.config import TableConfig, card_deck, genesis, seat_name
 from p2pkille.runtime.digest import state_digest
 from p2pkille.runtime.faults import Fault, FaultKind
 from p2pkille.runtime.io import Output, Send, WakeAt
+from p2pkille.runtime.recorded import RecordedDecider
 from protocol import canonical
 from protocol.audit import HandRecord, audit_hand
 from protocol.canonical import JsonObject, JsonValue
@@ -266,6 +268,12 @@ class _Hand:
         # _silent's last answer and the vote counts it was computed from
         self.silent_key: tuple[int, ...] | None = None
         self.silent: frozenset[int] = frozenset()
+        # _may_form's last answer and what it was computed from
+        self.form_key: tuple[int, ...] | None = None
+        self.form = False
+        # holders whose chain holds an envelope after this hand: the steps each voted
+        self.movers: dict[int, frozenset[tuple[int, int, int]]] = {}
+        self.movers_version = -1
         self.to_answer: list[tuple[int, int, int]] = []  # steps I answer with a seen
         self.answered: set[tuple[int, int, int]] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
@@ -428,6 +436,12 @@ class TableNode:
             int, tuple[tuple[int, ...], dict[tuple[int, int, int], set[int]]]] = {}
         self._late_responds: dict[int, int] = {}  # decided hand -> respond seens sent
         self._late_resent: set[tuple[int, int]] = set()  # (hand, seat) answers re-sent
+        # hand I held a key in and counted -> its state, for the votes that come after
+        self._committed: dict[int, _Hand] = {}
+        self.rebuilds = 0
+        """Times this node found itself timed out of a hand it had counted and took its
+        transcript back from the start (see _rebuild)."""
+        self._rebuild_due = False
 
     # ------------------------------------------------------------------ io.Node
 
@@ -497,6 +511,8 @@ class TableNode:
             return out
         self._accept(data)
         self._pump(out)
+        if self._rebuild_due:
+            self._rebuild(out)
         self._flush(out)
         return out
 
@@ -546,6 +562,8 @@ class TableNode:
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._pump(out)
+        if self._rebuild_due:
+            self._rebuild(out)
         self._flush(out)
         return out
 
@@ -583,7 +601,8 @@ class TableNode:
             return out  # no silent set of two can be agreed: the answer waits as before
         for number, step in self._voted:
             if (number != hand.number or step[1] == _RESPOND or step in hand.seens
-                    or step in hand.defaulted or step[0] in hand.timed_out):
+                    or step in hand.defaulted or step[0] in hand.timed_out
+                    or self._dead(hand, step)):
                 continue
             out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]
@@ -610,7 +629,8 @@ class TableNode:
         seats: set[int] = set()
         for number, step in self._voted:
             if (number != hand.number or step in hand.seens or step[0] in hand.timed_out
-                    or step in hand.defaulted or step[0] not in hand.holders):
+                    or step in hand.defaulted or step[0] not in hand.holders
+                    or self._dead(hand, step)):
                 continue  # a decision counts too: its default needs every other vote
             seats.add(step[0])
             if self._now - self._since.get((number, step), self._now) >= patience:
@@ -870,7 +890,8 @@ class TableNode:
         if seat in hand.skipping:
             return True  # dropped, up to its rewound
         step = (seat, *self._step_now())
-        if (number, step) in self._voted and step not in hand.seens:
+        if (hand.me is not None and (number, step) in self._voted and step not in hand.seens
+                and not self._dead(hand, step)):
             return False  # I voted its time out: only a seen from another holder reopens it
         if kind == msg.ACT:
             fact, at = env.body.get("fact"), env.body.get("at")
@@ -950,7 +971,8 @@ class TableNode:
         if step[1] == _RESPOND:
             return False
         respond = _respond_step(seat, step)
-        return (hand.number, respond) in self._voted and respond not in hand.seens
+        return ((hand.number, respond) in self._voted and respond not in hand.seens
+                and not self._dead(hand, respond))
 
     def _held_back(self, hand: _Hand, seat: int) -> bool:
         """Is ``seat``'s tally held back? I voted its time out at the tally step and no
@@ -958,7 +980,8 @@ class TableNode:
         holder took it in time and every node takes it, or nobody did and the time-out
         is agreed."""
         step = (seat, _TALLY, 0)
-        return (hand.number, step) in self._voted and step not in hand.seens
+        return (hand.me is not None and (hand.number, step) in self._voted
+                and step not in hand.seens and not self._dead(hand, step))
 
     # ------------------------------------------------------------------ consuming
 
@@ -976,6 +999,8 @@ class TableNode:
                 number = msg.get_hand(env.body, env.wire)
                 if env.kind == msg.TIMEOUT and number in self._certs:
                     self._late_vote(number, msg.get_step(env.body, env.wire))
+                if env.kind == msg.TIMEOUT and number in self._committed and seat is not None:
+                    self._vote_after_commit(self._committed[number], seat, env)
                 if env.kind == msg.TIMEOUT and number in self._void_tallies:
                     self._late_tally_vote(number, msg.get_step(env.body, env.wire))
                 if (env.kind in (msg.TIMEOUT, msg.SEEN) and number in self._past_answers
@@ -1862,7 +1887,90 @@ class TableNode:
                 # voted its members out first. Two colluders vouching for each other are
                 # not enough from five holders on (below, two can never be agreed).
                 return False
-        return not self._votes_open(hand)
+        return not self._votes_open(hand) and not self._may_form(hand)
+
+    def _may_form(self, hand: _Hand) -> bool:
+        """Could a silent set that leaves me out still be agreed in this hand? Then I may
+        not count it (II.11.3, "Checkpoint signatures"). Each member of such a set needs a
+        step that every holder outside voted; a holder that said it saw the step never
+        votes it, nor does one whose chain has moved past the hand, nor do I once I count
+        the hand: a set using the step must hold them all. The sets that could still form
+        are searched as ``_silent`` does. A member without a key searches every step some
+        holder voted: more holders than a set holds have moved on (_may_commit), so one of
+        them is outside any set, and its votes are all in. Without this a holder took one
+        silent holder's seen for another's signature and counted the hand, while the votes
+        of the rest, its own among them, timed both out."""
+        key = (sum(len(v) for v in hand.votes.values()),
+               sum(len(v) for v in hand.responded.values()), self._version)
+        if hand.form_key == key:
+            return hand.form
+        me = hand.me
+        movers = self._movers(hand)
+        steps = set(hand.votes)
+        for voted in movers.values():
+            steps |= voted
+        bound = _set_bound(len(hand.holders))
+        outs: dict[int, set[frozenset[int]]] = {}
+        for step in sorted(steps):
+            if not self._counts(hand, step) or step[0] == (None if me is None
+                                                           else hand.holders[me]):
+                continue
+            never = self._never(hand, step)
+            if me is not None and me not in hand.votes.get(step, ()):
+                continue  # a set using it would hold me: not one I must wait for
+            out = {step[0]} | {hand.holders[k] for k in never}
+            if len(out) <= bound:
+                outs.setdefault(step[0], set()).add(frozenset(out))
+        hand.form_key = key
+        hand.form = any(_silent_set(seat, outs, bound) is not None for seat in outs)
+        return hand.form
+
+    def _never(self, hand: _Hand, step: tuple[int, int, int]) -> set[int]:
+        """The holders (indices) that will never vote ``step``: those that said they saw
+        it, and those whose chain moved past the hand without a vote on it (a holder votes
+        only in the hand it is in). A silent set that uses the step holds them all."""
+        voters = hand.votes.get(step, set())
+        never = {k for k in hand.responded.get(step, ()) if k not in voters}
+        never.update(k for k, steps in self._movers(hand).items()
+                     if k not in voters and step not in steps)
+        return never
+
+    def _dead(self, hand: _Hand, step: tuple[int, int, int]) -> bool:
+        """Can no silent set ever use ``step``? Its seat with the holders that will never
+        vote it are more than a set may hold. Then a vote on it is settled as by a seen:
+        nobody can agree that its envelope came too late. Without this, a holder cut off
+        as the others counted the hand and moved on waited for ever for their seens."""
+        if step[0] not in hand.holders:
+            return False
+        never = self._never(hand, step)
+        never.discard(hand.holders.index(step[0]))
+        return len(never) + 1 > _set_bound(len(hand.holders))
+
+    def _movers(self, hand: _Hand) -> dict[int, frozenset[tuple[int, int, int]]]:
+        """The holders whose chain holds an envelope of a later hand (or ``over`` for this
+        one), each with the steps of this hand it voted, read ahead of consumption."""
+        if hand.movers_version == self._version:
+            return hand.movers
+        hand.movers_version = self._version
+        movers: dict[int, frozenset[tuple[int, int, int]]] = {}
+        number = hand.number
+        for k, seat in enumerate(hand.holders):
+            m = self.member_of[seat]
+            member = self.members[m]
+            seq = self._consumed[m] + 1
+            voted = {step for step, voters in hand.votes.items() if k in voters}
+            while (env := self.transcript.get(member, seq)) is not None:
+                later = env.body.get("hand")
+                if type(later) is int and (later > number or (
+                        later == number and env.kind == msg.OVER)):
+                    movers[k] = frozenset(voted)
+                    break
+                if later == number and env.kind == msg.TIMEOUT:
+                    with contextlib.suppress(ProtocolError):  # malformed: not a vote
+                        voted.add(msg.get_step(env.body, env.wire))
+                seq += 1
+        hand.movers = movers
+        return movers
 
     def _moved_on(self, seat: int, number: int) -> bool:
         """Does ``seat``'s chain hold an envelope of a hand after ``number``?"""
@@ -1877,14 +1985,13 @@ class TableNode:
             seq += 1
         return False
 
-    @staticmethod
-    def _votes_open(hand: _Hand) -> bool:
+    def _votes_open(self, hand: _Hand) -> bool:
         """A holder's time-out is agreed, or a vote on a checkpoint signature has no seen
         yet: a late signature must not commit the hand while the holders may still agree
         that it came too late (a member without a key casts no vote, II.11.3)."""
         return bool(hand.timed_out) or any(
-            stage == Stage.CHECKPOINT and (seat, stage, at) not in hand.seens
-            for seat, stage, at in hand.votes)
+            step[1] == Stage.CHECKPOINT and step not in hand.seens
+            and not self._dead(hand, step) for step in hand.votes)
 
     def _late_vote(self, number: int, step: tuple[int, int, int]) -> None:
         """A vote on a checkpoint signature of a hand I committed: I hold it, so I say
@@ -1960,6 +2067,56 @@ class TableNode:
 
     def _on_seen(self, m: int, env: Envelope) -> None:
         self._take_step(m, env)
+
+    def _vote_after_commit(self, hand: _Hand, seat: int, env: Envelope) -> None:
+        """A vote of a hand I counted, taken after I counted it. If the votes now agree a
+        silent set that holds me, the holders outside it, a majority, time me out and
+        void the hand, and none of them can have counted it (_may_form): I was cut off
+        from them just as the checkpoint signatures went out. Then I start over from my
+        transcript (_rebuild), which holds those votes, and follow the table."""
+        if env.id in hand.taken or seat not in hand.holders:
+            return
+        hand.taken.add(env.id)
+        step = msg.get_step(env.body, env.wire)
+        voter = hand.holders.index(seat)
+        hand.responded.setdefault(step, set()).add(voter)
+        hand.votes.setdefault(step, set()).add(voter)
+        assert hand.me is not None
+        if hand.holders[hand.me] in self._silent(hand):
+            self._rebuild_due = True
+
+    def _rebuild(self, out: list[Output]) -> None:
+        """Take every accepted envelope back into a fresh node of this member and become
+        it, as a restart from the log does (its own envelopes are re-derived and found
+        sent; what differs now, e.g. its accuse of the hand it had counted, is new). Its
+        decisions come from its chain first, so it makes none twice. Its own time-out
+        votes of a hand it no longer holds a key in hold nothing back (_ready)."""
+        facts: list[Fact] = []
+        for env in self.transcript.chain(self.identity.public):
+            if env.kind == msg.ACT:
+                with contextlib.suppress(ProtocolError, EngineError, ValueError):
+                    facts.append(fact_from_dict(dict(canonical.get_object(
+                        env.body, "fact", what="act"))))
+        decider = self.decider
+        fresh = TableNode(self._name, self.identity, self.delivery, self.config,
+                          RecordedDecider(facts, decider), self._seed, self.timing)
+        fresh.replay(env.wire for env in self.transcript.accepted)
+        for env in fresh.transcript.chain(fresh.identity.public):
+            if env.kind == msg.TIMEOUT:
+                with contextlib.suppress(ProtocolError):
+                    fresh.take_own_vote(msg.get_hand(env.body, env.wire),
+                                        msg.get_step(env.body, env.wire))
+        fresh.workers, fresh.record_events = self.workers, self.record_events
+        fresh.sent_envelopes, fresh.sent_bytes = self.sent_envelopes, self.sent_bytes
+        fresh.dropped, fresh.rebuilds = self.dropped, self.rebuilds + 1
+        fresh._now, fresh._since = self._now, self._since
+        fresh._pump(out)
+        fresh.decider = decider
+        watchers = self.watchers
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        self.watchers = watchers
+        self._tell("void")
 
     def _take_step(self, m: int, env: Envelope) -> None:
         """A holder votes that a seat's time ran out at a step, or says it has seen
@@ -2775,10 +2932,13 @@ class TableNode:
         # (a fork) and wait for the good one to decide as we did (gap fill, II.10).
         self._certs[hand.number] = tuple(hand.cert)
         self._cert_holders[hand.number] = hand.holders
+        if hand.me is not None:
+            self._committed[hand.number] = hand
         self._keep_answers(hand)
         for old in [k for k in self._certs if k <= hand.number - _CERTS_KEPT]:
             del self._certs[old]
             self._cert_holders.pop(old, None)
+            self._committed.pop(old, None)
         self._tell("commit")
         self._next_hand()
         if hand.me is not None and (self.stage == Stage.DONE or self.hand is None

@@ -376,3 +376,67 @@ def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> N
     assert first.voided
     assert sorted(first.eliminated) == sorted(
         f"P{seat + 1}" for seat, index in enumerate(table.seats()) if index in (2, 4))
+
+
+def _partitioned(seed: int, timings: dict[int, Timing], slow: tuple[int, dict[int, float]],
+                 cuts: list[tuple[float, list[list[str]], float, float]]) -> SimTable:
+    """A table of the partition generator: one peer's links slow one way, then cuts, each
+    (wait before, groups, length, wait after the heal); played to its end."""
+    table = build_table(len(timings), seed=seed, chips=3, faults=Faults(delay=0.02),
+                        timings=timings)
+    net = table.network
+    peer, delays = slow
+    for other, delay in delays.items():
+        net.set_link(f"n{peer + 1}", f"n{other + 1}", Faults(delay=delay), one_way=True)
+    net.run(stop=lambda _: all(n.hand is not None for n in table.nodes), until=3000.0)
+    for before, groups, length, after in cuts:
+        net.run(until=net.now + before)
+        net.partition(*groups)
+        net.run(until=net.now + length)
+        net.heal()
+        net.run(until=net.now + after)
+    net.run(stop=lambda _: all(n.done for n in table.nodes), until=net.now + 20000.0)
+    assert all(n.done for n in table.nodes), [(n.name, n.waiting_for()) for n in table.nodes]
+    records = {json.dumps([o.to_json() for o in n.outcomes], sort_keys=True)
+               for n in table.nodes}
+    assert len(records) == 1
+    return table
+
+
+def test_a_holder_cut_off_as_the_signatures_went_out_starts_over_and_follows_the_table(
+        ) -> None:
+    # n4's links to n1 and n5 are slow one way (12 s), and n4 with n1 is cut off from the
+    # rest for 6 s in hand 7. n4 holds every checkpoint signature and counts the hand; the
+    # others vote n4's out, time it out and void the hand. n4 kept a record of its own and
+    # waited for ever in the next hand (the partition generator's seed 53). Now the late
+    # votes that time it out make it take its transcript back from the start, and it keeps
+    # the table's record.
+    timings = {0: Timing(limit=1.0, decide_limit=3.0, answer_limit=2.0),
+               1: Timing(limit=5.0, decide_limit=60.0, answer_limit=120.0),
+               2: Timing(limit=1.0, decide_limit=3.0, answer_limit=40.0),
+               3: Timing(limit=1.0, decide_limit=60.0, answer_limit=2.0),
+               4: Timing(limit=2.0, decide_limit=60.0, answer_limit=2.0)}
+    table = _partitioned(53, timings, (3, {0: 12.0, 1: 0.8, 2: 0.8, 4: 12.0}),
+                         [(60.0, [["n4", "n1"], ["n2", "n3", "n5"]], 6.0, 5.0)])
+    assert [n.rebuilds for n in table.nodes] == [0, 0, 0, 1, 0]
+    voided = [o for o in table.nodes[0].outcomes if o.voided]
+    assert [o.eliminated for o in voided] == [[f"P{table.seats().index(3) + 1}"]]
+
+
+def test_holders_cut_off_while_the_rest_counted_and_moved_on_take_the_signatures() -> None:
+    # n2 and n5 are cut off for 20 s as the checkpoint signatures of hand 4 go out: they
+    # vote the others' signatures out, while the others count the hand and play the game
+    # to its end. Nobody there answers a vote of a hand so far back, so the two waited for
+    # ever for a seen (the partition generator's seed 202). Now a step that the holders
+    # which moved on never voted can time nobody out, and its envelope counts.
+    timings = {0: Timing(limit=2.0, decide_limit=2.0, answer_limit=120.0),
+               1: Timing(limit=5.0, decide_limit=3.0, answer_limit=120.0),
+               2: Timing(limit=1.0, decide_limit=3.0, answer_limit=2.0),
+               3: Timing(limit=5.0, decide_limit=6.0, answer_limit=2.0),
+               4: Timing(limit=5.0, decide_limit=2.0, answer_limit=2.0),
+               5: Timing(limit=2.0, decide_limit=3.0, answer_limit=40.0),
+               6: Timing(limit=1.0, decide_limit=60.0, answer_limit=2.0)}
+    _partitioned(202, timings, (4, {0: 30.0, 1: 0.3, 2: 0.8, 3: 30.0, 5: 0.3, 6: 5.0}),
+                 [(20.0, [["n7", "n4", "n6", "n1", "n3"], ["n2", "n5"]], 20.0, 0.0),
+                  (0.7, [["n7", "n5", "n3", "n4", "n6", "n2"], ["n1"]], 313.0, 0.0),
+                  (3.0, [["n2", "n1", "n3", "n4", "n5"], ["n6", "n7"]], 20.0, 0.0)])
