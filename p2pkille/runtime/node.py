@@ -268,9 +268,6 @@ class _Hand:
         # _silent's last answer and the vote counts it was computed from
         self.silent_key: tuple[int, ...] | None = None
         self.silent: frozenset[int] = frozenset()
-        # _may_form's last answer and what it was computed from
-        self.form_key: tuple[int, ...] | None = None
-        self.form = False
         # holders whose chain holds an envelope after this hand: the steps each voted
         self.movers: dict[int, frozenset[tuple[int, int, int]]] = {}
         self.movers_version = -1
@@ -442,6 +439,7 @@ class TableNode:
         """Times this node found itself timed out of a hand it had counted and took its
         transcript back from the start (see _rebuild)."""
         self._rebuild_due = False
+        self._rebuilt: set[int] = set()  # hands I started over for: once each
 
     # ------------------------------------------------------------------ io.Node
 
@@ -833,7 +831,7 @@ class TableNode:
         if self._replayed.get(key, 0) > 0:
             self._replayed[key] -= 1
             return
-        if kind in _HAND_FLOW and self._closed(body.get("hand")):
+        if (kind in _HAND_FLOW or kind == msg.TIMEOUT) and self._closed(body.get("hand")):
             # Replaying its log, a node may re-derive a step of a hand its chain has left
             # (once a forward owed in hand 1 went out twice, after its hand-2 key): it was
             # sent already or is too late, and its peers would record it as a fault.
@@ -1887,43 +1885,7 @@ class TableNode:
                 # voted its members out first. Two colluders vouching for each other are
                 # not enough from five holders on (below, two can never be agreed).
                 return False
-        return not self._votes_open(hand) and not self._may_form(hand)
-
-    def _may_form(self, hand: _Hand) -> bool:
-        """Could a silent set that leaves me out still be agreed in this hand? Then I may
-        not count it (II.11.3, "Checkpoint signatures"). Each member of such a set needs a
-        step that every holder outside voted; a holder that said it saw the step never
-        votes it, nor does one whose chain has moved past the hand, nor do I once I count
-        the hand: a set using the step must hold them all. The sets that could still form
-        are searched as ``_silent`` does. A member without a key searches every step some
-        holder voted: more holders than a set holds have moved on (_may_commit), so one of
-        them is outside any set, and its votes are all in. Without this a holder took one
-        silent holder's seen for another's signature and counted the hand, while the votes
-        of the rest, its own among them, timed both out."""
-        key = (sum(len(v) for v in hand.votes.values()),
-               sum(len(v) for v in hand.responded.values()), self._version)
-        if hand.form_key == key:
-            return hand.form
-        me = hand.me
-        movers = self._movers(hand)
-        steps = set(hand.votes)
-        for voted in movers.values():
-            steps |= voted
-        bound = _set_bound(len(hand.holders))
-        outs: dict[int, set[frozenset[int]]] = {}
-        for step in sorted(steps):
-            if not self._counts(hand, step) or step[0] == (None if me is None
-                                                           else hand.holders[me]):
-                continue
-            never = self._never(hand, step)
-            if me is not None and me not in hand.votes.get(step, ()):
-                continue  # a set using it would hold me: not one I must wait for
-            out = {step[0]} | {hand.holders[k] for k in never}
-            if len(out) <= bound:
-                outs.setdefault(step[0], set()).add(frozenset(out))
-        hand.form_key = key
-        hand.form = any(_silent_set(seat, outs, bound) is not None for seat in outs)
-        return hand.form
+        return not self._votes_open(hand)
 
     def _never(self, hand: _Hand, step: tuple[int, int, int]) -> set[int]:
         """The holders (indices) that will never vote ``step``: those that said they saw
@@ -2070,10 +2032,11 @@ class TableNode:
 
     def _vote_after_commit(self, hand: _Hand, seat: int, env: Envelope) -> None:
         """A vote of a hand I counted, taken after I counted it. If the votes now agree a
-        silent set that holds me, the holders outside it, a majority, time me out and
-        void the hand, and none of them can have counted it (_may_form): I was cut off
-        from them just as the checkpoint signatures went out. Then I start over from my
-        transcript (_rebuild), which holds those votes, and follow the table."""
+        silent set, the holders outside it (a strict majority) void the hand: I counted it
+        too early (cut off as the signatures went out, or on another holder's seen while
+        that set formed). Then I start over from my transcript (_rebuild), which holds
+        those votes, and follow the table. Once per hand: a second start would decide
+        the same way."""
         if env.id in hand.taken or seat not in hand.holders:
             return
         hand.taken.add(env.id)
@@ -2081,8 +2044,8 @@ class TableNode:
         voter = hand.holders.index(seat)
         hand.responded.setdefault(step, set()).add(voter)
         hand.votes.setdefault(step, set()).add(voter)
-        assert hand.me is not None
-        if hand.holders[hand.me] in self._silent(hand):
+        if self._silent(hand) and hand.number not in self._rebuilt:
+            self._rebuilt.add(hand.number)
             self._rebuild_due = True
 
     def _rebuild(self, out: list[Output]) -> None:
@@ -2109,13 +2072,16 @@ class TableNode:
         fresh.workers, fresh.record_events = self.workers, self.record_events
         fresh.sent_envelopes, fresh.sent_bytes = self.sent_envelopes, self.sent_bytes
         fresh.dropped, fresh.rebuilds = self.dropped, self.rebuilds + 1
+        fresh._rebuilt = self._rebuilt
         fresh._now, fresh._since = self._now, self._since
         fresh._pump(out)
         fresh.decider = decider
-        watchers = self.watchers
+        # What a subclass keeps (a screen's state) is not the table's: it stays.
+        kept = {k: v for k, v in self.__dict__.items() if k not in fresh.__dict__}
+        kept["watchers"] = self.watchers
         self.__dict__.clear()
         self.__dict__.update(fresh.__dict__)
-        self.watchers = watchers
+        self.__dict__.update(kept)
         self._tell("void")
 
     def _take_step(self, m: int, env: Envelope) -> None:
