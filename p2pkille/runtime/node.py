@@ -436,7 +436,7 @@ class TableNode:
         # hand I held a key in and counted -> its state, for the votes that come after
         self._committed: dict[int, _Hand] = {}
         self.rebuilds = 0
-        """Times this node found itself timed out of a hand it had counted and took its
+        """Times this node found a silent set agreed in a hand it had counted and took its
         transcript back from the start (see _rebuild)."""
         self._rebuild_due = False
         self._rebuilt: set[int] = set()  # hands I started over for: once each
