@@ -28,7 +28,6 @@ decisions for one slot are an equivocation), and on :meth:`LoggedNode.close`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import zlib
@@ -366,11 +365,7 @@ def rebuild(loaded: LoadedLog, decider: Decider, timing: Timing | None = None) -
         raise LogError(f"{loaded.name}: logged envelope {bad} is not accepted on replay")
     # Its own time-out votes stand (its clock's call, made before the crash): without
     # them it would answer a step it voted out with a seen it never made live.
-    for env in node.transcript.chain(node.identity.public):
-        if env.kind == msg.TIMEOUT:
-            with contextlib.suppress(ProtocolError):
-                node.take_own_vote(msg.get_hand(env.body, env.wire),
-                                   msg.get_step(env.body, env.wire))
+    node.take_own_votes()
     return node
 
 

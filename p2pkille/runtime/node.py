@@ -470,6 +470,15 @@ class TableNode:
         """The secret every key and nonce of this member derives from (its log keeps it)."""
         return self._seed
 
+    def take_own_votes(self) -> None:
+        """:meth:`take_own_vote` for every ``timeout`` in this member's own chain (after
+        :meth:`replay`)."""
+        for env in self.transcript.chain(self.identity.public):
+            if env.kind == msg.TIMEOUT:
+                with contextlib.suppress(ProtocolError):
+                    self.take_own_vote(msg.get_hand(env.body, env.wire),
+                                       msg.get_step(env.body, env.wire))
+
     def take_own_vote(self, hand: int, step: tuple[int, int, int]) -> None:
         """Count a time-out vote from this member's own log as cast: a node rebuilt from
         its log then waits for that seat as it did live (it answers no ``seen`` for a
@@ -2064,11 +2073,7 @@ class TableNode:
         fresh = TableNode(self._name, self.identity, self.delivery, self.config,
                           RecordedDecider(facts, decider), self._seed, self.timing)
         fresh.replay(env.wire for env in self.transcript.accepted)
-        for env in fresh.transcript.chain(fresh.identity.public):
-            if env.kind == msg.TIMEOUT:
-                with contextlib.suppress(ProtocolError):
-                    fresh.take_own_vote(msg.get_hand(env.body, env.wire),
-                                        msg.get_step(env.body, env.wire))
+        fresh.take_own_votes()
         fresh.workers, fresh.record_events = self.workers, self.record_events
         fresh.sent_envelopes, fresh.sent_bytes = self.sent_envelopes, self.sent_bytes
         fresh.dropped, fresh.rebuilds = self.dropped, self.rebuilds + 1
