@@ -2121,17 +2121,19 @@ class TableNode:
                 continue
             where = hand.phase_at.get(at)
             if (where is not None and where[0] in _DECIDING and where[1] == seat
-                    and (not hand.voiding or self._at_step(at)) and voters >= {
+                    and (not hand.voiding or self._reached(at)) and voters >= {
                         k for k, s in enumerate(hand.holders) if s != seat}):
                 self._give_default(hand, step, where[0])
         if silent - hand.timed_out:
             hand.timed_out |= silent
             hand.voiding = True
 
-    def _at_step(self, at: int) -> bool:
-        """Is the game at fact count ``at``, not past it?"""
+    def _reached(self, at: int) -> bool:
+        """Has the game reached fact count ``at`` (it may be past it)? A voiding node gives
+        the default only there: past it (its own late decision) it rewinds, so that it
+        reaches the later steps the table voted on by the table's branch."""
         view = self.view
-        return view is not None and view.game.fact_count == at
+        return view is not None and view.game.fact_count >= at
 
     def _counts(self, hand: _Hand, step: tuple[int, int, int]) -> bool:
         """Can an agreed time-out of ``step`` time its seat out? Not a decision (it gets

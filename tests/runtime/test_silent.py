@@ -378,16 +378,19 @@ def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> N
         f"P{seat + 1}" for seat, index in enumerate(table.seats()) if index in (2, 4))
 
 
-def _partitioned(seed: int, timings: dict[int, Timing], slow: tuple[int, dict[int, float]],
+def _partitioned(seed: int, timings: dict[int, Timing],
+                 slow: tuple[int, dict[int, float]] | None,
                  cuts: list[tuple[float, list[list[str]], float, float]]) -> SimTable:
-    """A table of the partition generator: one peer's links slow one way, then cuts, each
-    (wait before, groups, length, wait after the heal); played to its end."""
+    """A table of the partition generator: one peer's links slow one way (if ``slow``),
+    then cuts, each (wait before, groups, length, wait after the heal); played to its
+    end."""
     table = build_table(len(timings), seed=seed, chips=3, faults=Faults(delay=0.02),
                         timings=timings)
     net = table.network
-    peer, delays = slow
-    for other, delay in delays.items():
-        net.set_link(f"n{peer + 1}", f"n{other + 1}", Faults(delay=delay), one_way=True)
+    if slow is not None:
+        peer, delays = slow
+        for other, delay in delays.items():
+            net.set_link(f"n{peer + 1}", f"n{other + 1}", Faults(delay=delay), one_way=True)
     net.run(stop=lambda _: all(n.hand is not None for n in table.nodes), until=3000.0)
     for before, groups, length, after in cuts:
         net.run(until=net.now + before)
@@ -421,6 +424,26 @@ def test_a_holder_cut_off_as_the_signatures_went_out_starts_over_and_follows_the
     assert [n.rebuilds for n in table.nodes] == [0, 0, 0, 1, 0]
     voided = [o for o in table.nodes[0].outcomes if o.voided]
     assert [o.eliminated for o in voided] == [[f"P{table.seats().index(3) + 1}"]]
+
+
+def test_a_seat_cut_off_after_its_own_decision_rewinds_while_voiding_and_follows() -> None:
+    # n2 (seat P4) decides at fact 16 of hand 2 and is cut off from everyone for 313 s:
+    # the others agree the default there, play on, time P4 out at a later step and void
+    # the hand. Back, n2 starts voiding on their accusations before it holds every vote on
+    # its decision; a voiding node never rewound, so it stayed on its own branch, never
+    # reached the step it was timed out at and waited for ever in hand 2 while the others
+    # finished (the partition generator's seed 605). Now it rewinds to the default there.
+    fast = Timing(limit=2.0, decide_limit=60.0, answer_limit=40.0)
+    timings = {0: fast, 1: Timing(limit=5.0, decide_limit=2.0, answer_limit=120.0), 2: fast,
+               3: Timing(limit=5.0, decide_limit=2.0, answer_limit=40.0),
+               4: Timing(limit=5.0, decide_limit=60.0, answer_limit=40.0), 5: fast,
+               6: Timing(limit=1.0, decide_limit=6.0, answer_limit=40.0)}
+    table = _partitioned(605, timings, None,
+                         [(0.7, [["n2"], ["n5", "n4", "n1", "n7", "n6", "n3"]], 313.0, 5.0)])
+    n2 = table.nodes[1]
+    assert n2.rewinds >= 1
+    voided = [o for o in n2.outcomes if o.voided]
+    assert [(o.hand, o.eliminated) for o in voided] == [(2, [f"P{table.seats().index(1) + 1}"])]
 
 
 def test_holders_cut_off_while_the_rest_counted_and_moved_on_take_the_signatures() -> None:
