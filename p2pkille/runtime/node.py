@@ -1852,14 +1852,16 @@ class TableNode:
     def _on_over(self, m: int, env: Envelope) -> None:
         """A holder of a counted hand with no key in the next one says it moved on; taken
         once this node is past that hand (``_ready``). A bad one is a fault of a past
-        hand: recorded, and it stops nothing."""
+        hand: recorded, and it stops nothing. One for a hand the table voided is no
+        fault: an honest holder that counted the hand before the votes that void it
+        reached it sends one, and then starts over (_rebuild)."""
         number = msg.get_hand(env.body, env.wire)
         holders = self._cert_holders.get(number)
-        if (number in self._voided or (holders is not None and self.seat_of[m] not in holders)
+        if ((holders is not None and self.seat_of[m] not in holders)
                 or (m, number) in self._over):
             self.faults.append(Fault(FaultKind.ILLEGAL_ACT, self.seat_of[m], number,
-                                     "over for a hand it held no key in, one voided, or "
-                                     "a second one", env.wire))
+                                     "over for a hand it held no key in, or a second one",
+                                     env.wire))
             return
         self._over.add((m, number))
 

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
+from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import Stage, TableNode, Timing, _respond_step
 from p2pkille.sim.faults import Faults
+from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 
@@ -380,12 +384,20 @@ def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> N
 
 def _partitioned(seed: int, timings: dict[int, Timing],
                  slow: tuple[int, dict[int, float]] | None,
-                 cuts: list[tuple[float, list[list[str]], float, float]]) -> SimTable:
+                 cuts: list[tuple[float, list[list[str]], float, float]],
+                 logs: Path | None = None) -> SimTable:
     """A table of the partition generator: one peer's links slow one way (if ``slow``),
     then cuts, each (wait before, groups, length, wait after the heal); played to its
-    end."""
+    end. With ``logs``, each node logs there (``<name>.log``, closed at the end)."""
     table = build_table(len(timings), seed=seed, chips=3, faults=Faults(delay=0.02),
                         timings=timings)
+    logged = []
+    if logs is not None:
+        network = SimNetwork(seed, table.network.faults)
+        logged = [LoggedNode(n, logs / f"{n.name}.log", durable=False) for n in table.nodes]
+        for wrapper in logged:
+            network.add(wrapper)
+        table = SimTable(list(table.nodes), network, table.byzantine)
     net = table.network
     if slow is not None:
         peer, delays = slow
@@ -399,6 +411,8 @@ def _partitioned(seed: int, timings: dict[int, Timing],
         net.heal()
         net.run(until=net.now + after)
     net.run(stop=lambda _: all(n.done for n in table.nodes), until=net.now + 20000.0)
+    for wrapper in logged:
+        wrapper.close()
     assert all(n.done for n in table.nodes), [(n.name, n.waiting_for()) for n in table.nodes]
     records = {json.dumps([o.to_json() for o in n.outcomes], sort_keys=True)
                for n in table.nodes}
@@ -407,7 +421,7 @@ def _partitioned(seed: int, timings: dict[int, Timing],
 
 
 def test_a_holder_cut_off_as_the_signatures_went_out_starts_over_and_follows_the_table(
-        ) -> None:
+        tmp_path: Path) -> None:
     # n4's links to n1 and n5 are slow one way (12 s), and n4 with n1 is cut off from the
     # rest for 6 s in hand 7. n4 holds every checkpoint signature and counts the hand; the
     # others vote n4's out, time it out and void the hand. n4 kept a record of its own and
@@ -420,10 +434,17 @@ def test_a_holder_cut_off_as_the_signatures_went_out_starts_over_and_follows_the
                3: Timing(limit=1.0, decide_limit=60.0, answer_limit=2.0),
                4: Timing(limit=2.0, decide_limit=60.0, answer_limit=2.0)}
     table = _partitioned(53, timings, (3, {0: 12.0, 1: 0.8, 2: 0.8, 4: 12.0}),
-                         [(60.0, [["n4", "n1"], ["n2", "n3", "n5"]], 6.0, 5.0)])
+                         [(60.0, [["n4", "n1"], ["n2", "n3", "n5"]], 6.0, 5.0)], tmp_path)
     assert [n.rebuilds for n in table.nodes] == [0, 0, 0, 1, 0]
     voided = [o for o in table.nodes[0].outcomes if o.voided]
     assert [o.eliminated for o in voided] == [[f"P{table.seats().index(3) + 1}"]]
+    # The over it sent for the hand it counted is no fault, and its log, replayed, voids
+    # the hand at once: it verifies clean, with the table's record.
+    assert [n.faults for n in table.nodes] == [[]] * 5
+    for name in ("n4", "n1"):
+        verdict = verify_log(load_log(tmp_path / f"{name}.log"), ThresholdBot())
+        assert verdict.clean, verdict.fault
+        assert verdict.hands == [o.to_json() for o in table.nodes[0].outcomes]
 
 
 def test_a_seat_cut_off_after_its_own_decision_rewinds_while_voiding_and_follows() -> None:
