@@ -2082,6 +2082,13 @@ class TableNode:
         fresh._rebuilt = self._rebuilt
         fresh._now, fresh._since = self._now, self._since
         fresh._pump(out)
+        # The forks I held, after the chains as a restart from the log takes them: only one
+        # branch of each is among the accepted envelopes, and a fork held nowhere else
+        # (its other branch sent to me alone) would be lost, with its author's blame.
+        for proof in self.transcript.equivocations:
+            fresh._accept(proof.first)
+            fresh._accept(proof.second)
+        fresh._pump(out)
         fresh.decider = decider
         # What a subclass keeps (a screen's state) is not the table's: it stays.
         kept = {k: v for k, v in self.__dict__.items() if k not in fresh.__dict__}

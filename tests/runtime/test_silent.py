@@ -19,6 +19,7 @@ import pytest
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.io import Output
 from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import Stage, TableNode, Timing, _respond_step
 from p2pkille.sim.faults import Faults
@@ -484,3 +485,26 @@ def test_holders_cut_off_while_the_rest_counted_and_moved_on_take_the_signatures
                  [(20.0, [["n7", "n4", "n6", "n1", "n3"], ["n2", "n5"]], 20.0, 0.0),
                   (0.7, [["n7", "n5", "n3", "n4", "n6", "n2"], ["n1"]], 313.0, 0.0),
                   (3.0, [["n2", "n1", "n3", "n4", "n5"], ["n6", "n7"]], 20.0, 0.0)])
+
+
+def test_a_node_that_starts_over_keeps_the_forks_it_held() -> None:
+    # Starting over replays the accepted envelopes, which hold one branch of each fork:
+    # the other branches are given back too, so the forker stays blamed and a log's count
+    # of the forks it wrote stays true.
+    table = build_table(4, seed=5, chips=4, byzantine={1: "equivocate"})
+    run = table.run(until=600.0)
+    assert run.honest_agree
+    for node in run.honest:
+        outcomes = [o.to_json() for o in node.outcomes]
+        forks = list(node.transcript.equivocations)
+        blamed = [(f.kind, f.seat) for f in node.faults]
+        assert forks
+        assert blamed
+        out: list[Output] = []
+        node._rebuild(out)
+        assert node.rebuilds == 1
+        assert node.done
+        assert [o.to_json() for o in node.outcomes] == outcomes
+        assert [(f.kind, f.seat) for f in node.faults] == blamed
+        assert {(p.first, p.second) for p in node.transcript.equivocations} == {
+            (p.first, p.second) for p in forks}
