@@ -60,13 +60,18 @@ class HumanTableNode(TableNode):
         self.watchers.append(self._watch)
 
     def _watch(self, what: str) -> None:
+        if what in ("commit", "void"):
+            # On a void too: a node that starts over (TableNode._rebuild) may count hands
+            # in its replay, where nobody watches.
+            for done in self.outcomes:
+                if done.voided or done.hand in self.audits:
+                    continue
+                checked = done.checked
+                self.audits[done.hand] = HandAudit(
+                    done.hand, checked.get("shuffle_steps", 0), checked.get("shares", 0),
+                    checked.get("signatures", 0), done.checkpoint, done.dealt,
+                    checked.get("proofs", 0))
         if what == "commit":
-            done = self.outcomes[-1]
-            checked = done.checked
-            self.audits[done.hand] = HandAudit(
-                done.hand, checked.get("shuffle_steps", 0), checked.get("shares", 0),
-                checked.get("signatures", 0), done.checkpoint, done.dealt,
-                checked.get("proofs", 0))
             return
         view = self.view
         if view is None or view.game.events is None:

@@ -11,6 +11,7 @@ import pytest
 
 from cli.main import main
 from p2pkille.bots.randombot import RandomBot
+from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.engine.facts import (
     AskRedeal,
     BuyIn,
@@ -29,7 +30,9 @@ from p2pkille.engine.options import PRESETS
 from p2pkille.engine.peer import PeerView
 from p2pkille.engine.referee import Referee
 from p2pkille.engine.view import DecisionPending
+from p2pkille.sim.table import build_table
 from p2pkille.ui import i18n, svenska
+from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, HumanDecider, Request
 from p2pkille.ui.localnet import LocalNet
 from p2pkille.ui.session import TableSpec, local_table
@@ -252,3 +255,24 @@ def test_paced_bots_take_their_time_and_still_finish_the_game() -> None:
     assert decisions
     # The table waits for each bot decision in turn, and each took the pace.
     assert wall >= len(decisions) * pace
+
+
+def test_a_screen_node_that_starts_over_keeps_an_audit_of_every_counted_hand() -> None:
+    # A node that starts over counts hands in its replay, where no watcher listens: the
+    # void it tells afterwards brings the screen's audits up to date (as if the node had
+    # counted none of the table's hands live).
+    table = build_table(3, seed=2, chips=3)
+    table.run(until=600.0)
+    played = table.nodes[0]
+    human = HumanTableNode(played.name, played.identity, played.delivery, played.config,
+                           ThresholdBot(), played.seed, played.timing)
+    human.replay(env.wire for env in played.transcript.accepted)
+    human.start(0.0)
+    counted = [o.hand for o in played.outcomes if not o.voided]
+    assert counted
+    assert sorted(human.audits) == counted
+    live = dict(human.audits)
+    human.audits.clear()
+    human._rebuild([])
+    assert human.rebuilds == 1
+    assert human.audits == live
