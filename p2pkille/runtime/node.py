@@ -277,6 +277,9 @@ class _Hand:
         self.scan_version = -1
         # (fact count, member, seq) of each decision applied: cuts of members without a key
         self.acted: list[tuple[int, int, int]] = []
+        # (fact count before, member, seq) of each other member's envelope taken in this
+        # hand: a rewind gives back to their chains what it took past the step (_rewind)
+        self.consumed: list[tuple[int, int, int]] = []
         self.heads: tuple[int, ...] = ()  # the checkpoint's cut
         # members without a key: holders whose chain holds a later hand's envelope
         self.moved: set[int] = set()
@@ -818,6 +821,9 @@ class TableNode:
                     if env is None or not self._ready(m, env):
                         break
                     self._consumed[m] += 1
+                    hand, view = self.hand, self.view
+                    if hand is not None and view is not None and m != self.me:
+                        hand.consumed.append((view.game.fact_count, m, env.seq))
                     self._consume(m, env)
                     self._verdict()
                     progressed = True
@@ -2225,6 +2231,22 @@ class TableNode:
             view.feed(fact)
             kept.append(fact)
         hand.facts = kept
+        # What I took of the others past the step (their envelopes on the table's branch,
+        # which may fit the late one too: a late decision equal to the default) goes back
+        # to their chains, and the late decision of another seat with it, so that I drop
+        # what its seat built on it up to its rewound, as the others did (_on_act). Else
+        # they were lost, and I waited for ever at the next step they had made.
+        back: dict[int, int] = {}
+        for played, m, seq in hand.consumed:
+            if played > at and m not in back:
+                back[m] = seq
+        for played, m, seq in hand.acted:
+            if played == at and m != self.me:
+                back[m] = min(seq, back.get(m, seq))
+        for m, seq in back.items():
+            self._consumed[m] = min(self._consumed[m], seq - 1)
+        hand.consumed = [c for c in hand.consumed if c[2] < back.get(c[1], c[2] + 1)]
+        self._version += 1
         hand.acted = [a for a in hand.acted if a[0] < at]
         # Feeding the Deal forgot the faces this node learnt; none of them is untrue.
         view.known.update(known)

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from p2pkille.bots.base import keep
 from p2pkille.bots.threshold import ThresholdBot
+from p2pkille.engine.facts import Decision
+from p2pkille.engine.view import SeatView
 from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
@@ -24,7 +27,7 @@ from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import Stage, TableNode, Timing, _respond_step
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
-from p2pkille.sim.table import SimTable, build_table
+from p2pkille.sim.table import DeciderFactory, SimTable, build_table
 from protocol import canonical
 
 
@@ -386,12 +389,13 @@ def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> N
 def _partitioned(seed: int, timings: dict[int, Timing],
                  slow: tuple[int, dict[int, float]] | None,
                  cuts: list[tuple[float, list[list[str]], float, float]],
-                 logs: Path | None = None) -> SimTable:
+                 logs: Path | None = None,
+                 deciders: DeciderFactory | None = None) -> SimTable:
     """A table of the partition generator: one peer's links slow one way (if ``slow``),
     then cuts, each (wait before, groups, length, wait after the heal); played to its
     end. With ``logs``, each node logs there (``<name>.log``, closed at the end)."""
     table = build_table(len(timings), seed=seed, chips=3, faults=Faults(delay=0.02),
-                        timings=timings)
+                        timings=timings, deciders=deciders)
     logged = []
     if logs is not None:
         network = SimNetwork(seed, table.network.faults)
@@ -448,24 +452,59 @@ def test_a_holder_cut_off_as_the_signatures_went_out_starts_over_and_follows_the
         assert verdict.hands == [o.to_json() for o in table.nodes[0].outcomes]
 
 
-def test_a_seat_cut_off_after_its_own_decision_rewinds_while_voiding_and_follows() -> None:
-    # n2 (seat P4) decides at fact 16 of hand 2 and is cut off from everyone for 313 s:
-    # the others agree the default there, play on, time P4 out at a later step and void
-    # the hand. Back, n2 starts voiding on their accusations before it holds every vote on
-    # its decision; a voiding node never rewound, so it stayed on its own branch, never
-    # reached the step it was timed out at and waited for ever in hand 2 while the others
-    # finished (the partition generator's seed 605). Now it rewinds to the default there.
+class _KeepsOnce(ThresholdBot):
+    """Keeps its card at its ``nth`` turn, whatever it holds: the default decision."""
+
+    def __init__(self, nth: int) -> None:
+        super().__init__()
+        self.nth = nth
+        self.turns = 0
+
+    def turn(self, view: SeatView) -> Decision:
+        self.turns += 1
+        return keep(view.seat) if self.turns == self.nth else super().turn(view)
+
+
+def _cut_after_its_decision(cut: float, decide_limit: float,
+                            keeps: bool) -> tuple[SimTable, TableNode]:
+    """The partition generator's seed 605: n2 (seat P4) decides at fact 16 of hand 2 and
+    is cut off from everyone for ``cut`` seconds, its decision on the way."""
     fast = Timing(limit=2.0, decide_limit=60.0, answer_limit=40.0)
-    timings = {0: fast, 1: Timing(limit=5.0, decide_limit=2.0, answer_limit=120.0), 2: fast,
-               3: Timing(limit=5.0, decide_limit=2.0, answer_limit=40.0),
+    timings = {0: fast, 1: Timing(limit=5.0, decide_limit=decide_limit, answer_limit=120.0),
+               2: fast, 3: Timing(limit=5.0, decide_limit=2.0, answer_limit=40.0),
                4: Timing(limit=5.0, decide_limit=60.0, answer_limit=40.0), 5: fast,
                6: Timing(limit=1.0, decide_limit=6.0, answer_limit=40.0)}
     table = _partitioned(605, timings, None,
-                         [(0.7, [["n2"], ["n5", "n4", "n1", "n7", "n6", "n3"]], 313.0, 5.0)])
+                         [(0.7, [["n2"], ["n5", "n4", "n1", "n7", "n6", "n3"]], cut, 5.0)],
+                         deciders=lambda i: _KeepsOnce(2 if keeps and i == 1 else 0))
     n2 = table.nodes[1]
-    assert n2.rewinds >= 1
+    assert n2.rewinds == 1
+    return table, n2
+
+
+@pytest.mark.parametrize("keeps", [False, True])
+def test_a_seat_cut_off_after_its_own_decision_rewinds_while_voiding_and_follows(
+        keeps: bool) -> None:
+    # Cut off for 313 s: the others agree the default at n2's decision, play on, time P4
+    # out at a later step and void the hand. Back, n2 starts voiding on their accusations
+    # before it holds every vote on its decision. A voiding node never rewound, so it
+    # stayed on its own branch (a swap), never reached the step it was timed out at and
+    # waited for ever in hand 2 while the others finished. Now it rewinds to the default.
+    # With a late decision equal to the default (keeps), its branch is the table's and it
+    # took the others' next acts before the last vote: the rewind lost them, and it waited
+    # for ever again. Now the rewind gives back to their chains what it took past the step.
+    table, n2 = _cut_after_its_decision(313.0, 2.0, keeps)
     voided = [o for o in n2.outcomes if o.voided]
     assert [(o.hand, o.eliminated) for o in voided] == [(2, [f"P{table.seats().index(1) + 1}"])]
+
+
+def test_a_late_decision_equal_to_the_default_loses_none_of_the_others_acts() -> None:
+    # Cut off for 61.5 s and slow to vote (600 s): n2 keeps, the table defaults it (keep)
+    # and plays on; n2 takes the others' acts on its branch, which is theirs, then the last
+    # vote and rewinds, not voiding. It lost those acts and waited for ever (also before
+    # voiding nodes rewound). Now they go back to their chains and the hand counts.
+    _table, n2 = _cut_after_its_decision(61.5, 600.0, keeps=True)
+    assert not any(o.voided for o in n2.outcomes)
 
 
 def test_holders_cut_off_while_the_rest_counted_and_moved_on_take_the_signatures() -> None:
