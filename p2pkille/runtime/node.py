@@ -822,7 +822,8 @@ class TableNode:
                         break
                     self._consumed[m] += 1
                     hand, view = self.hand, self.view
-                    if hand is not None and view is not None and m != self.me:
+                    if (hand is not None and view is not None and m != self.me
+                            and self.stage >= Stage.PLAY):  # a rewind goes back into play
                         hand.consumed.append((view.game.fact_count, m, env.seq))
                     self._consume(m, env)
                     self._verdict()
