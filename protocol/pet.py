@@ -25,6 +25,13 @@ Result: ``S = D_p + sum D_i = x A = z x C1``, and ``E_k - S = z (M - B_k)``, so
 ``E_k == S`` exactly when ``M == B_k`` (``z != 0`` in a prime-order group).
 :func:`pet_matches` returns those ``k``; an empty result proves the claim.
 
+A prover that holds no key share (in Kille a buyer, who holds every share of
+its card, forwarded by the seller) claims *keyless*: no ``D_p`` and no ``s_x``;
+its challenge (``"pet-claim-keyless"``) covers ``A`` and the ``E_k`` only, and
+every key holder responds, so ``S = sum D_i`` over all of them. Its context's
+``prover`` is not a key holder's seat (p2pkille uses the key-holder count plus
+its game seat).
+
 Soundness: the proofs force ``E_k = z (C2 - B_k)`` with ``z = log_C1 A`` (not
 zero: ``A`` is never the identity) and every ``D_i = x_i A``; if ``M = B_k`` then
 ``C2 - B_k = x C1`` and ``E_k = x A = S`` whatever ``z`` the prover picked.
@@ -139,6 +146,16 @@ def _claim_challenge(
     )
 
 
+def _keyless_challenge(
+    ctx: PetContext, ct: Ciphertext, excluded: Sequence[Point], a: Point, e: Sequence[Point],
+    commitments: Sequence[Point],
+) -> Scalar:
+    return Scalar.from_hash(
+        "pet-claim-keyless", *ctx.parts(), ct.c1.data, ct.c2.data, _cat(excluded), a.data,
+        _cat(e), commitments[0].data, _cat(commitments[1:]),
+    )
+
+
 def _share_challenge(
     digest: bytes, seat: int, public: Point, a: Point, value: Point, u1: Point, u2: Point
 ) -> Scalar:
@@ -159,36 +176,48 @@ def _raw(data: object, what: str) -> bytes:
 class PetClaim:
     """The prover's claim: ``A``, the ``E_k``, ``D_p`` and one proof ``(c, s_z, s_x)``.
 
-    Wire: ``A || E_0 .. E_m-1 || D_p || c || s_z || s_x``, ``32 m + 160`` bytes.
+    Wire: ``A || E_0 .. E_m-1 || D_p || c || s_z || s_x``, ``32 m + 160`` bytes. A
+    keyless claim (``own`` and ``response_x`` are ``None``) is ``A || E_k.. || c || s_z``,
+    ``32 m + 96`` bytes.
     """
 
     context: PetContext
     a: Point
     e: tuple[Point, ...]
-    own: Point
+    own: Point | None
     challenge: Scalar
     response_z: Scalar
-    response_x: Scalar
+    response_x: Scalar | None
     _digest: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.e) <= MAX_EXCLUDED:
             raise LocalProtocolError(f"a claim has 1..{MAX_EXCLUDED} values E_k, got {len(self.e)}")
+        if (self.own is None) != (self.response_x is None):
+            raise LocalProtocolError("a claim has both D_p and s_x, or neither (keyless)")
         object.__setattr__(
             self, "_digest", hash32("pet-digest", *self.context.parts(), self.to_bytes())
         )
 
+    @property
+    def keyless(self) -> bool:
+        """Made by a prover that holds no key share: every key holder responds."""
+        return self.own is None
+
     @staticmethod
-    def size(count: int) -> int:
+    def size(count: int, *, keyless: bool = False) -> int:
         """Wire size of a claim excluding ``count`` encodings."""
+        if keyless:
+            return POINT_BYTES * (count + 1) + 2 * SCALAR_BYTES
         return POINT_BYTES * (count + 2) + 3 * SCALAR_BYTES
 
     @classmethod
     def make(
-        cls, ctx: PetContext, ct: Ciphertext, excluded: Sequence[Point], key: KeyShare, rng: Rng,
-        *, workers: Workers | None = None,
+        cls, ctx: PetContext, ct: Ciphertext, excluded: Sequence[Point], key: KeyShare | None,
+        rng: Rng, *, workers: Workers | None = None,
     ) -> PetClaim:
-        """Claim that ``ct`` (slot ``ctx.slot``) holds none of ``excluded``, as ``key.seat``.
+        """Claim that ``ct`` (slot ``ctx.slot``) holds none of ``excluded``, as ``key.seat``,
+        or keyless with ``key=None`` (``ctx.prover`` then names no key holder).
 
         Making a claim does not check it: a false claim is made like a true one
         and caught by :func:`pet_matches`. Raises :class:`DegenerateResult` if
@@ -196,13 +225,15 @@ class PetClaim:
         deck that holds such a ciphertext is broken). ``workers`` splits the
         products between threads; the claim is the same bytes without.
         """
-        if key.seat != ctx.prover:
+        if key is not None and key.seat != ctx.prover:
             raise LocalProtocolError(f"seat {key.seat} cannot claim as seat {ctx.prover}")
         bs = _check_excluded(excluded)
         for k, b in enumerate(bs):
             if ct.c2 == b:
                 raise DegenerateResult(f"C2 of slot {ctx.slot} is excluded encoding {k}")
         diffs = [ct.c2 - b for b in bs]
+        if key is None:
+            return cls._make_keyless(ctx, ct, bs, diffs, rng, workers)
         x = key.secret
         statement = (*ctx.parts(), ct.c1.data, ct.c2.data, _cat(bs))
         # Hedged: with a broken RNG the secret x_p alone keeps z and the nonces unpredictable.
@@ -223,12 +254,31 @@ class PetClaim:
         c = _claim_challenge(ctx, ct, bs, key.public, a, e, own, commitments, u1, u2)
         return cls(ctx, a, e, own, c, w + c * z, v + c * x)
 
+    @classmethod
+    def _make_keyless(
+        cls, ctx: PetContext, ct: Ciphertext, bs: tuple[Point, ...], diffs: list[Point],
+        rng: Rng, workers: Workers | None,
+    ) -> PetClaim:
+        statement = (*ctx.parts(), ct.c1.data, ct.c2.data, _cat(bs))
+        # No key share to hedge with: the RNG alone keeps z secret, so it must be a good one.
+        z = Scalar.from_hash("pet-blind", rng.randbytes(32), *statement)
+        w = Scalar.from_hash("pet-claim-nonce", z.data, rng.randbytes(32), *statement, b"z")
+        m = len(diffs)
+        out = products([
+            (ct.c1, z), *((d, z) for d in diffs), (ct.c1, w), *((d, w) for d in diffs),
+        ], workers)
+        a, e, commitments = out[0], tuple(out[1:m + 1]), out[m + 1:]
+        c = _keyless_challenge(ctx, ct, bs, a, e, commitments)
+        return cls(ctx, a, e, None, c, w + c * z, None)
+
     def verify(
-        self, ct: Ciphertext, excluded: Sequence[Point], prover_public: Point,
+        self, ct: Ciphertext, excluded: Sequence[Point], prover_public: Point | None,
         *, workers: Workers | None = None,
     ) -> None:
         """Raise :class:`BadPet` (blaming the prover) unless the claim's proof holds for
         ``ct``, ``excluded`` and ``prover_public``, all from the verifier's own state.
+        ``prover_public`` is ``None`` for a prover without a key, whose claim must be
+        keyless (and only then).
 
         A valid claim may still be false: only :func:`pet_matches` over every
         holder's share tells. ``workers`` splits the products between threads;
@@ -244,7 +294,13 @@ class PetClaim:
                     seat, f"C2 is excluded encoding {k}: the claim cannot hold",
                     evidence=self.to_bytes(),
                 )
+        if (prover_public is None) != self.keyless:
+            raise LocalProtocolError(
+                f"a {'keyless' if self.keyless else 'keyed'} claim checked as the other kind")
         c, sz, sx = self.challenge, self.response_z, self.response_x
+        if prover_public is None or self.own is None or sx is None:
+            self._verify_keyless(ct, bs, workers)
+            return
         try:
             diffs = [ct.c2 - b for b in bs]
             *commitments, u1, u2 = differences([
@@ -260,27 +316,53 @@ class PetClaim:
         if got != c:
             raise BadPet(seat, "claim proof does not verify", evidence=self.to_bytes())
 
+    def _verify_keyless(
+        self, ct: Ciphertext, bs: tuple[Point, ...], workers: Workers | None
+    ) -> None:
+        seat, c, sz = self.context.prover, self.challenge, self.response_z
+        try:
+            commitments = differences([
+                (ct.c1, sz, self.a, c),
+                *((ct.c2 - b, sz, ek, c) for b, ek in zip(bs, self.e, strict=True)),
+            ], workers)
+        except DegenerateResult as exc:
+            raise BadPet(seat, "degenerate claim proof", evidence=self.to_bytes()) from exc
+        if _keyless_challenge(self.context, ct, bs, self.a, self.e, commitments) != c:
+            raise BadPet(seat, "claim proof does not verify", evidence=self.to_bytes())
+
     def digest(self) -> bytes:
         """``hash32("pet-digest", PC, claim bytes)``: what every response binds."""
         return self._digest
 
     def to_bytes(self) -> bytes:
+        if self.own is None or self.response_x is None:
+            return self.a.data + _cat(self.e) + self.challenge.data + self.response_z.data
         return (
             self.a.data + _cat(self.e) + self.own.data
             + self.challenge.data + self.response_z.data + self.response_x.data
         )
 
     @classmethod
-    def from_bytes(cls, ctx: PetContext, data: BytesLike, count: int) -> PetClaim:
-        """Parse a claim excluding ``count`` encodings (``count`` comes from the rules)."""
+    def from_bytes(
+        cls, ctx: PetContext, data: BytesLike, count: int, *, keyless: bool = False
+    ) -> PetClaim:
+        """Parse a claim excluding ``count`` encodings (``count`` comes from the rules;
+        ``keyless``, from whether the prover holds a key)."""
         if type(count) is not int or not 1 <= count <= MAX_EXCLUDED:
             raise LocalProtocolError(f"count must be 1..{MAX_EXCLUDED}, got {count!r}")
         raw = _raw(data, "claim")
-        size = cls.size(count)
+        size = cls.size(count, keyless=keyless)
         if len(raw) != size:
+            what = "keyless claim" if keyless else "claim"
             raise InvalidEncoding(
-                f"claim excluding {count} must be {size} bytes, got {len(raw)}", evidence=raw
+                f"{what} excluding {count} must be {size} bytes, got {len(raw)}", evidence=raw
             )
+        if keyless:
+            end = POINT_BYTES * (count + 1)
+            points = Point.many_from_bytes(raw[:end])
+            c = Scalar.from_bytes(raw[end:end + 32], allow_zero=True)
+            sz = Scalar.from_bytes(raw[end + 32:])
+            return cls(ctx, points[0], points[1:], None, c, sz, None)
         end = POINT_BYTES * (count + 2)
         points = Point.many_from_bytes(raw[:end])
         c = Scalar.from_bytes(raw[end:end + 32], allow_zero=True)
@@ -412,21 +494,31 @@ def pet_matches(
     ``claim`` and every share must have been verified. The key holders are seats
     ``0 .. n-1``; ``n`` is ``holders`` when given (callers SHOULD pass the joint
     key's seat count), otherwise ``len(shares) + 1``. There must be exactly one
-    share from every seat other than the prover (``LocalProtocolError`` otherwise):
+    share from every seat other than the prover (from every seat for a keyless
+    claim, whose prover must be no seat below ``n``; ``LocalProtocolError`` otherwise):
     a missing share would make a false claim look true. Without ``holders`` a
     missing highest seat cannot be told from a smaller table.
     """
     prover = claim.context.prover
-    n = len(shares) + 1 if holders is None else holders
     seats = sorted(s.seat for s in shares)
-    wanted = [i for i in range(n) if i != prover]
-    if prover >= n or seats != wanted:
-        raise LocalProtocolError(
-            f"need one share from every seat of 0..{n - 1} but the prover {prover}, "
-            f"have seats {seats}"
-        )
+    if claim.own is None:
+        n = len(shares) if holders is None else holders
+        if prover < n or seats != list(range(n)):
+            raise LocalProtocolError(
+                f"need one share from every seat of 0..{n - 1} for a keyless claim "
+                f"(prover {prover}), have seats {seats}"
+            )
+    else:
+        n = len(shares) + 1 if holders is None else holders
+        wanted = [i for i in range(n) if i != prover]
+        if prover >= n or seats != wanted:
+            raise LocalProtocolError(
+                f"need one share from every seat of 0..{n - 1} but the prover {prover}, "
+                f"have seats {seats}"
+            )
     digest = claim.digest()
     if any(s.claim_digest != digest for s in shares):
         raise LocalProtocolError("a share answers another claim")
-    total = Point.sum([claim.own, *(s.value for s in shares)])
+    own = [] if claim.own is None else [claim.own]
+    total = Point.sum([*own, *(s.value for s in shares)])
     return tuple(k for k, ek in enumerate(claim.e) if ek.data == total.data)

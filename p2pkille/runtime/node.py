@@ -189,7 +189,8 @@ class _Pet:
     env: Envelope
     claim: PetClaim
     fact: Fact
-    prover: int                     # protocol seat
+    prover: int                     # protocol seat; K + game seat for a keyless prover
+    seat: int                       # the prover's game seat
     parts: dict[int, PetShare] = field(default_factory=dict)
     # Parts taken but not yet checked, with their envelopes, in the order taken: checked
     # together once all are in (a batch the threads can split), or once the hand stops.
@@ -1514,19 +1515,24 @@ class TableNode:
         if not self.strict:
             self._no_pet(env)
             return False
-        prover = self._holder(m)
+        seat = self.seat_of[m]
+        index = hand.protocol_seat(seat)
+        # A buyer holds no key: its claim is keyless and every key holder answers it.
+        keyless = index is None
+        prover = _keyless_prover(hand, seat) if index is None else index
         excluded = _encodings(ranks)
         ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
         try:
             claim = PetClaim.from_bytes(ctx, canonical.get_bytes(
                 env.body, "pet", what=env.kind, evidence=env.wire, max_size=1 << 12),
-                len(excluded))
-            claim.verify(hand.final[token], excluded, hand.joint.share_of(prover),
+                len(excluded), keyless=keyless)
+            claim.verify(hand.final[token], excluded,
+                         None if index is None else hand.joint.share_of(index),
                          workers=self.workers)
         except BadPet as exc:
             raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"{env.kind} proof: {exc}") from exc
         hand.proofs_checked += 1
-        hand.pet = _Pet(env, claim, fact, prover)
+        hand.pet = _Pet(env, claim, fact, prover, seat)
         hand.claims_tested[env.id] = (claim, hand.final[token], excluded)
         return True
 
@@ -1555,10 +1561,11 @@ class TableNode:
         except BadPet as exc:
             raise _Blame(FaultKind.BAD_PROOF, _AUTHOR, f"test part: {exc}") from exc
         pet.pending[index] = (part, env.wire)
-        if len(pet.parts) + len(pet.pending) < len(hand.holders) - 1:
+        wanted = len(hand.holders) - (0 if pet.claim.keyless else 1)
+        if len(pet.parts) + len(pet.pending) < wanted:
             return
         self._check_parts(hand, pet)
-        if len(pet.parts) < len(hand.holders) - 1:
+        if len(pet.parts) < wanted:
             return  # a bad part: its giver is at fault, and the test never ends
         hand.pet = None
         matches = pet_matches(pet.claim, list(pet.parts.values()), holders=len(hand.holders))
@@ -1567,8 +1574,8 @@ class TableNode:
             # Every node holds the same claim and parts: each finds the lie itself, and
             # its accuse shows the parts, so the accusation stands on its own.
             hand.lie_parts = [(k, p.to_bytes()) for k, p in sorted(pet.parts.items())]
-            self._fault(FaultKind.FALSE_FACT, hand.holders[pet.prover],
-                        f"{self.names[hand.holders[pet.prover]]}'s {pet.env.kind} is proven "
+            self._fault(FaultKind.FALSE_FACT, pet.seat,
+                        f"{self.names[pet.seat]}'s {pet.env.kind} is proven "
                         f"false: slot {pet.claim.context.slot} holds a card it said it did not",
                         pet.env.wire)
             return
@@ -1606,9 +1613,9 @@ class TableNode:
         """My proved claim that ``token`` is none of ``ranks``, for an answer or a disclose."""
         view = self.view
         assert view is not None
-        assert hand.key is not None
-        assert hand.me is not None
-        ctx = PetContext(hand.ctx, token, hand.me, purpose, view.game.fact_count)
+        assert self.my_seat is not None
+        prover = _keyless_prover(hand, self.my_seat) if hand.me is None else hand.me
+        ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
         claim = PetClaim.make(ctx, hand.final[token], _encodings(ranks), hand.key,
                               self._rng("pet-" + purpose.decode(), hand.number, token,
                                         view.game.fact_count), workers=self.workers)
@@ -3394,6 +3401,12 @@ _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 _KILLE_ONLY: Final = frozenset({Rank.KILLE})
 #: seal_share draws nothing when given its ephemeral key.
 _NO_RNG: Final = DeterministicRng(bytes(32))
+
+
+def _keyless_prover(hand: _Hand, seat: int) -> int:
+    """The claim context's prover for game seat ``seat`` holding no key: past every key
+    holder's protocol seat (so every holder answers), and still naming the seat."""
+    return len(hand.holders) + seat
 
 
 def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:

@@ -1,5 +1,6 @@
 """Vectors for proved answers (protocol/pet.py): three key holders, one honest claim with
-its responses, and one false claim (the card is an excluded encoding) that the test catches.
+its responses, one false claim (the card is an excluded encoding) that the test catches,
+and one keyless claim (a prover without a key share; every key holder responds).
 
 Everything comes from ``DeterministicRng(SEED)``; the random bytes each step draws
 are recorded next to its result (``*_random_hex``) so another implementation can
@@ -26,7 +27,8 @@ LABELS: Final = tuple(f"card-{i:02d}" for i in range(16))
 #: Cards 4..15 are the excluded set (12 encodings, like Kille's answering ranks).
 EXCLUDED: Final = tuple(range(4, 16))
 PURPOSES: Final = (
-    "pet-blind", "pet-claim", "pet-claim-nonce", "pet-digest", "pet-share", "pet-share-nonce",
+    "pet-blind", "pet-claim", "pet-claim-keyless", "pet-claim-nonce", "pet-digest", "pet-share",
+    "pet-share-nonce",
 )
 
 
@@ -34,12 +36,13 @@ def _case(
     tap: Tap, ctx: PetContext, ct: Ciphertext, card: int, deck: Deck, keys: list[KeyShare],
 ) -> dict[str, Any]:
     excluded = [deck.encodings[j] for j in EXCLUDED]
-    prover = keys[ctx.prover]
+    prover = keys[ctx.prover] if ctx.prover < len(keys) else None
     tap.take()
     claim = PetClaim.make(ctx, ct, excluded, prover, tap)
     blind_random, nonce_random = tap.take()
     statement = (*ctx.parts(), ct.c1.data, ct.c2.data, b"".join(b.data for b in excluded))
-    blind = Scalar.from_hash("pet-blind", prover.secret.data, blind_random, *statement)
+    hedge = () if prover is None else (prover.secret.data,)
+    blind = Scalar.from_hash("pet-blind", *hedge, blind_random, *statement)
     assert claim.a == ct.c1 * blind
     responses = []
     shares = []
@@ -71,10 +74,11 @@ def _case(
         "nonce_random_hex": nonce_random.hex(),
         "a_hex": claim.a.hex(),
         "e_hex": [p.hex() for p in claim.e],
-        "own_share_hex": claim.own.hex(),
+        "keyless": claim.keyless,
+        "own_share_hex": None if claim.own is None else claim.own.hex(),
         "challenge_hex": claim.challenge.hex(),
         "response_z_hex": claim.response_z.hex(),
-        "response_x_hex": claim.response_x.hex(),
+        "response_x_hex": None if claim.response_x is None else claim.response_x.hex(),
         "wire_hex": claim.to_bytes().hex(),
         "digest_hex": claim.digest().hex(),
         "responses": responses,
@@ -101,8 +105,14 @@ def generate() -> dict[str, Any]:
     honest["mask_random_hex"] = honest_r
     false = _case(tap, PetContext(hand, 9, 2, b"disclose", 18), false_ct, 7, deck, keys)
     false["mask_random_hex"] = false_r
+    keyless_ct, keyless_r = masked(2)
+    # A prover outside the key holders' seats 0..2, as p2pkille numbers a buyer.
+    keyless = _case(tap, PetContext(hand, 11, HOLDERS + 4, b"answer", 19), keyless_ct, 2, deck,
+                    keys)
+    keyless["mask_random_hex"] = keyless_r
     assert honest["matches"] == []
     assert false["matches"] == [EXCLUDED.index(7)]
+    assert keyless["matches"] == []
 
     return {
         "description": "p2pkille protocol/v1 proved answers (plaintext-inequality test); "
@@ -120,5 +130,6 @@ def generate() -> dict[str, Any]:
         "joint_key_hex": joint.public.hex(),
         "honest_claim": honest,
         "false_claim": false,
+        "keyless_claim": keyless,
         "generator_hex": Point.GENERATOR.hex(),
     }

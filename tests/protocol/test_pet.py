@@ -75,6 +75,12 @@ def table() -> Table:
     return make_table(3)
 
 
+def _own(claim: PetClaim) -> Point:
+    """``D_p`` of a keyed claim."""
+    assert claim.own is not None
+    return claim.own
+
+
 def _int(s: Scalar) -> int:
     return int.from_bytes(s.data, "little")
 
@@ -221,7 +227,7 @@ def test_own_share_not_x_p_a_is_rejected(table: Table) -> None:
         with pytest.raises(BadPet):
             forged.verify(ct, ANSWERING, table.joint.share_of(0))
     honest = table.claim(ct, ANSWERING, ctx)
-    shifted = replace(honest, own=honest.own + Point.GENERATOR)
+    shifted = replace(honest, own=_own(honest) + Point.GENERATOR)
     with pytest.raises(BadPet):
         shifted.verify(ct, ANSWERING, table.joint.share_of(0))
 
@@ -278,7 +284,7 @@ def test_claim_on_another_slots_ciphertext_is_rejected(table: Table) -> None:
     assert info.value.seat == 0
     # Had seats 1 and 2 answered it, the prover would open the other slot's card.
     shares = table.responses(claim)
-    total = Point.sum([claim.own, *(s.value for s in shares)])
+    total = Point.sum([_own(claim), *(s.value for s in shares)])
     assert DECK.index_of(theirs.c2 - total * _inverse(z)) == 15
 
 
@@ -434,8 +440,8 @@ def test_public_data_and_one_key_cannot_test_a_guess() -> None:
     shares = t.responses(claim)
     assert pet_matches(claim, shares, holders=3) == ()
     x1 = t.keys[1].secret
-    total = Point.sum([claim.own, *(s.value for s in shares)])
-    view = {claim.a.data, claim.own.data, total.data, *(e.data for e in claim.e),
+    total = Point.sum([_own(claim), *(s.value for s in shares)])
+    view = {claim.a.data, _own(claim).data, total.data, *(e.data for e in claim.e),
             *(s.value.data for s in shares), ct.c1.data, ct.c2.data}
     true_card, guess = DECK.encodings[3], DECK.encodings[5]
 
@@ -449,7 +455,7 @@ def test_public_data_and_one_key_cannot_test_a_guess() -> None:
 
     def attacker_tests(m: Point) -> list[Point]:
         own_share = ct.c1 * x1
-        out = [ct.c2 - total, ct.c2 - Point.sum([own_share, claim.own, shares[1].value])]
+        out = [ct.c2 - total, ct.c2 - Point.sum([own_share, _own(claim), shares[1].value])]
         for b, ek in zip(ANSWERING, claim.e, strict=True):
             out += [(ek - total) - (m - b), ek - (m - b), (ek - total) - claim.a,
                     (ek + b) - total]
@@ -461,7 +467,7 @@ def test_public_data_and_one_key_cannot_test_a_guess() -> None:
             assert point.data not in view
     # Two claims on the same slot share no value: the view cannot even be linked.
     again = PetClaim.make(replace(ctx, sequence=12), ct, ANSWERING, t.keys[0], rng)
-    again_total = Point.sum([again.own, *(s.value for s in t.responses(again))])
+    again_total = Point.sum([_own(again), *(s.value for s in t.responses(again))])
     first = {ek - total for ek in claim.e} | {claim.a, total}
     second = {ek - again_total for ek in again.e} | {again.a, again_total}
     assert not first & second
@@ -574,7 +580,7 @@ def test_vectors_regenerate_byte_for_byte(doc: dict[str, Any]) -> None:
     assert (VECTOR_DIR / "pet.json").read_text("utf-8") == dumps(fresh)
 
 
-@pytest.mark.parametrize("case", ["honest_claim", "false_claim"])
+@pytest.mark.parametrize("case", ["honest_claim", "false_claim", "keyless_claim"])
 def test_vectors_check_from_the_file(doc: dict[str, Any], case: str) -> None:
     hand = HandContext(bytes.fromhex(doc["hand"]["table_id_hex"]), doc["hand"]["hand"])
     deck = Deck(tuple(doc["deck_labels"]))
@@ -591,22 +597,32 @@ def test_vectors_check_from_the_file(doc: dict[str, Any], case: str) -> None:
     ctx = PetContext(hand, c["slot"], c["prover"], bytes.fromhex(c["purpose_hex"]), c["sequence"])
     assert [p.hex() for p in ctx.parts()] == c["parts_hex"]
     ct = Ciphertext.from_bytes(bytes.fromhex(item["ciphertext_hex"]))
-    claim = PetClaim.from_bytes(ctx, bytes.fromhex(item["wire_hex"]), len(excluded))
-    claim.verify(ct, excluded, keys[ctx.prover].public)
+    keyless = item["keyless"]
+    assert keyless == (ctx.prover not in keys)
+    claim = PetClaim.from_bytes(ctx, bytes.fromhex(item["wire_hex"]), len(excluded),
+                                keyless=keyless)
+    claim.verify(ct, excluded, None if keyless else keys[ctx.prover].public)
     assert claim.digest().hex() == item["digest_hex"]
     # The blind and the claim's values follow from the recorded randomness and the spec.
-    z = _blind(keys[ctx.prover], ctx, ct, excluded, bytes.fromhex(item["blind_random_hex"]))
+    statement = (*ctx.parts(), ct.c1.data, ct.c2.data, b"".join(b.data for b in excluded))
+    blind_random = bytes.fromhex(item["blind_random_hex"])
+    fresh = bytes.fromhex(item["nonce_random_hex"])
+    if keyless:
+        z = Scalar.from_hash("pet-blind", blind_random, *statement)
+        w = Scalar.from_hash("pet-claim-nonce", z.data, fresh, *statement, b"z")
+        assert (claim.own, claim.response_x) == (None, None)
+        assert (item["own_share_hex"], item["response_x_hex"]) == (None, None)
+    else:
+        z = _blind(keys[ctx.prover], ctx, ct, excluded, blind_random)
+        x_p = keys[ctx.prover].secret
+        assert claim.own == claim.a * x_p
+        w = Scalar.from_hash("pet-claim-nonce", x_p.data, z.data, fresh, *statement, b"z")
+        v = Scalar.from_hash("pet-claim-nonce", x_p.data, z.data, fresh, *statement, b"x")
+        assert claim.response_x == v + claim.challenge * x_p
     assert z.hex() == item["blind_hex"]
     assert claim.a == ct.c1 * z
     assert [e.hex() for e in claim.e] == [((ct.c2 - b) * z).hex() for b in excluded]
-    x_p = keys[ctx.prover].secret
-    assert claim.own == claim.a * x_p
-    statement = (*ctx.parts(), ct.c1.data, ct.c2.data, b"".join(b.data for b in excluded))
-    fresh = bytes.fromhex(item["nonce_random_hex"])
-    w = Scalar.from_hash("pet-claim-nonce", x_p.data, z.data, fresh, *statement, b"z")
-    v = Scalar.from_hash("pet-claim-nonce", x_p.data, z.data, fresh, *statement, b"x")
     assert claim.response_z == w + claim.challenge * z
-    assert claim.response_x == v + claim.challenge * x_p
     assert claim.digest() == domain.hash32("pet-digest", *ctx.parts(), claim.to_bytes())
     shares = []
     for r in item["responses"]:
@@ -683,3 +699,88 @@ def test_a_batch_of_responses_gives_the_loop_s_verdict(hows: list[str]) -> None:
             except (BadPet, LocalProtocolError) as exc:
                 got = f"{type(exc).__name__}: {exc}"
             assert got == want
+
+
+# -- a prover without a key (a buyer) ------------------------------------------------
+
+
+def _keyless_outcome(t: Table, claim: PetClaim, ct: Ciphertext,
+                     excluded: Sequence[Point]) -> tuple[int, ...]:
+    """A verifier's path for a keyless claim: parse as keyless, verify without a key share,
+    take a response from every key holder."""
+    claim = PetClaim.from_bytes(claim.context, claim.to_bytes(), len(excluded), keyless=True)
+    claim.verify(ct, excluded, None)
+    shares = [PetShare.from_bytes(claim, k.seat, PetShare.make(claim, k, t.rng).to_bytes())
+              for k in t.keys]
+    for s in shares:
+        s.verify(claim, t.joint.share_of(s.seat))
+    return pet_matches(claim, shares, holders=t.joint.seats)
+
+
+@given(
+    holders=st.integers(2, 7),
+    seed=st.binary(min_size=1, max_size=8),
+    card=st.integers(0, 19),
+)
+def test_a_keyless_claim_is_true_exactly_when_the_card_is_not_excluded(
+    holders: int, seed: bytes, card: int
+) -> None:
+    t = make_table(holders, seed)
+    ct = t.ciphertext(card)
+    ctx = PetContext(HAND, 5, holders + 3, b"answer", 9)
+    claim = PetClaim.make(ctx, ct, ANSWERING, None, t.rng)
+    assert claim.keyless
+    assert len(claim.to_bytes()) == PetClaim.size(12, keyless=True) == 12 * 32 + 96
+    want = (card - 8,) if card >= 8 else ()
+    assert _keyless_outcome(t, claim, ct, ANSWERING) == want
+
+
+def test_a_keyless_claim_needs_every_holders_response(table: Table) -> None:
+    ct = table.ciphertext(9)
+    claim = PetClaim.make(PetContext(HAND, 5, 3, b"answer", 9), ct, ANSWERING, None, table.rng)
+    shares = [PetShare.make(claim, k, table.rng) for k in table.keys]
+    # Without seat 0's share the lie (card 9 is excluded) would look true.
+    with pytest.raises(LocalProtocolError, match=r"every seat of 0\.\.2 for a keyless"):
+        pet_matches(claim, shares[1:], holders=3)
+    assert pet_matches(claim, shares, holders=3) == (1,)
+    # A keyless prover must not be a key holder: its context would let a holder skip its share.
+    at_seat = PetClaim.make(PetContext(HAND, 5, 1, b"answer", 9), ct, ANSWERING, None, table.rng)
+    with pytest.raises(LocalProtocolError, match="keyless"):
+        pet_matches(at_seat, [PetShare.make(at_seat, k, table.rng) for k in table.keys
+                              if k.seat != 1], holders=3)
+
+
+def test_keyed_and_keyless_claims_are_never_taken_for_each_other(table: Table) -> None:
+    ct = table.ciphertext(3)
+    keyed = table.claim(ct, ANSWERING)
+    keyless = PetClaim.make(PetContext(HAND, 3, 7, b"answer", 11), ct, ANSWERING, None,
+                            table.rng)
+    with pytest.raises(InvalidEncoding, match="keyless claim excluding 12 must be 480"):
+        PetClaim.from_bytes(keyless.context, keyed.to_bytes(), 12, keyless=True)
+    with pytest.raises(InvalidEncoding, match="claim excluding 12 must be 544"):
+        PetClaim.from_bytes(keyed.context, keyless.to_bytes(), 12)
+    with pytest.raises(LocalProtocolError, match="keyless claim checked as the other kind"):
+        keyless.verify(ct, ANSWERING, table.joint.share_of(0))
+    with pytest.raises(LocalProtocolError, match="keyed claim checked as the other kind"):
+        keyed.verify(ct, ANSWERING, None)
+
+
+def test_a_forged_keyless_claim_is_refused(table: Table) -> None:
+    ct = table.ciphertext(9)  # excluded: the forger wants E_k that never match S
+    ctx = PetContext(HAND, 3, 7, b"answer", 11)
+    honest = PetClaim.make(ctx, ct, ANSWERING, None, table.rng)
+    one = Scalar.from_int(1)
+    for forged in (
+        replace(honest, e=(honest.e[0] + Point.GENERATOR, *honest.e[1:])),
+        replace(honest, e=(*honest.e[:1], honest.e[1] * Scalar.from_int(2), *honest.e[2:])),
+        replace(honest, a=honest.a + Point.GENERATOR),
+        replace(honest, response_z=honest.response_z + one),
+        replace(honest, context=replace(ctx, slot=4)),
+        replace(honest, context=replace(ctx, prover=8)),
+    ):
+        with pytest.raises(BadPet, match="does not verify") as info:
+            forged.verify(ct, ANSWERING, None)
+        assert info.value.seat == forged.context.prover
+    # Another slot's ciphertext: the claim is bound to the slot the rules name.
+    with pytest.raises(BadPet, match="does not verify"):
+        honest.verify(table.ciphertext(2), ANSWERING, None)

@@ -239,3 +239,30 @@ def test_a_second_part_after_a_bad_one_is_judged_alike_in_any_order(seed: int) -
         assert node.outcomes[0].eliminated == [cheater.names[cheater.my_seat]]
         fault = next(f for f in node.faults if f.seat == cheater.my_seat)
         assert fault.kind is FaultKind.BAD_PROOF
+
+
+def _keyless_claims(node: TableNode) -> list[tuple[int, str]]:
+    """(hand, author) of every "no kille" proved without a key (a buyer's: no D_p, no s_x)."""
+    from protocol import canonical
+    from protocol.pet import PetClaim
+
+    return [(canonical.get_int(e.body, "hand", lo=0, hi=canonical.MAX_INT, what="disclose"),
+             node.names[node.seat_of[m]])
+            for m, member in enumerate(node.members) for e in node.transcript.chain(member)
+            if e.kind == msg.DISCLOSE and "pet" in e.body
+            and len(canonical.get_bytes(e.body, "pet", what="disclose"))
+            == PetClaim.size(2, keyless=True)]
+
+
+def test_a_buyer_proves_its_no_kille_without_a_key() -> None:
+    # A buyer holds no key of the hand (the seller stays the key holder); its claim used
+    # to assert on the missing key inside receive. Keyless, every key holder answers it.
+    strict = build_table(4, seed=2, chips=3, ruleset="enkortskille", mode="strict",
+                         deciders=lambda _i: Restless()).run(until=3000.0)
+    audit = build_table(4, seed=2, chips=3, ruleset="enkortskille",
+                        deciders=lambda _i: Restless()).run(until=3000.0)
+    assert _keyless_claims(strict.nodes[0]) == [(2, "P2")]
+    assert strict.honest_agree
+    assert strict.document()["winner"] is not None
+    assert all(node.faults == [] for node in strict.nodes)
+    assert _results(strict.nodes[0]) == _results(audit.nodes[0])
