@@ -781,6 +781,14 @@ class TableNode:
         self._consumed[m] = min(env.seq, self._consumed[m])
         self._took(events)
 
+    def _in_play(self, hand: _Hand, seat: int) -> bool:
+        """Does ``seat``, holding no key of ``hand``, sit in it (a buyer)? Its lies and
+        its silence then stop the hand as a key holder's do (II.11.1, II.11.3); other
+        members without a key cannot stall or spoil it."""
+        view = self.view
+        return (view is not None and seat not in hand.holders
+                and self.stage in (Stage.PLAY, Stage.REVEAL) and seat in view.game.order)
+
     def _seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
 
@@ -793,7 +801,9 @@ class TableNode:
         hand = self.hand
         self.faults.append(Fault(kind, seat, hand.number if hand is not None else 0, reason,
                                  evidence))
-        if (hand is None or seat is None or not evidence or seat not in hand.holders
+        if (hand is None or seat is None or not evidence
+                or not (seat in hand.holders or (kind.value in _BUYER_FAULTS
+                                                 and self._in_play(hand, seat)))
                 or self.stage == Stage.DONE
                 or not stops or (hand.me is not None and hand.me in hand.signed)):
             return
@@ -2163,8 +2173,15 @@ class TableNode:
         the default), nor a play step this node has not reached yet (it decides that
         when it gets there)."""
         seat, stage, at = step
-        if seat not in hand.holders or step in hand.defaulted:
+        if step in hand.defaulted:
             return False
+        if seat not in hand.holders:
+            # A buyer's step (a disclosure, a show, a forward it owes) once this node sits
+            # where the step was voted; only every holder's vote times it out (_silent).
+            if stage == _OWED:
+                return self._reached(at) and self._in_play(hand, seat)
+            if stage != Stage.PLAY or not self._in_play(hand, seat):
+                return False
         if stage == Stage.PLAY:
             where = hand.phase_at.get(at)
             return where is not None and not (where[0] in _DECIDING and where[1] == seat)
@@ -2195,6 +2212,8 @@ class TableNode:
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
             if out == {seat}:
                 silent.add(seat)  # every other holder voted: the rule for one seat
+            if seat not in index:
+                continue  # a buyer is in no silent set of holders: every holder votes it
             if len(out) <= bound:
                 # Kept also when alone: a set that needs this seat must still find it,
                 # else a vote that completes its own time-out hides it from the search
@@ -2531,7 +2550,8 @@ class TableNode:
         node's own checks of the same envelopes count."""
         hand = self.hand
         assert hand is not None
-        if acc.accused >= len(self.members) or acc.accused not in hand.holders:
+        if acc.accused >= len(self.members) or (acc.accused not in hand.holders and (
+                acc.kind not in _BUYER_FAULTS or not self._bought(hand, acc.accused))):
             return False
         member = self.member_of[acc.accused]
         accused = self.members[member]
@@ -2591,6 +2611,18 @@ class TableNode:
             # A check every node makes when it consumes the envelope: wait until I have.
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
+
+    def _bought(self, hand: _Hand, seat: int) -> bool:
+        """Does ``seat``'s chain hold its acceptance of a sale in ``hand``? Read from the
+        chain, not from what I consumed, so every node that holds the evidence agrees."""
+        member = self.member_of[seat]
+        for env in self.transcript.chain(self.members[member]):
+            fact = env.body.get("fact")
+            if (env.kind == msg.ACT and env.body.get("hand") == hand.number
+                    and isinstance(fact, dict) and fact.get("type") == SaleAnswer.TYPE
+                    and fact.get("accept") is True):
+                return True
+        return False
 
     def _test_shows_lie(self, tested: tuple[PetClaim, Ciphertext, tuple[Point, ...]],
                         parts: Sequence[tuple[int, bytes]]) -> bool:
@@ -2800,7 +2832,9 @@ class TableNode:
         mine = (hand.timed_out, hand.tally_ids, hand.gone, hand.excused)
         hand.adopted = theirs
         # A seat gone here for a fork, not a time-out, stays so (``faulty``).
-        hand.timed_out = nulls - faulty
+        # A buyer is in no tally: its time-out needs every holder's vote, mine too, so
+        # the deciders agreed it exactly when I did.
+        hand.timed_out = (nulls - faulty) | {s for s in mine[0] if s not in hand.holders}
         self._verdict()
         if hand.number not in self._voided:
             hand.adopted = None
@@ -3389,6 +3423,11 @@ def _silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
 
 
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
+#: A buyer's faults that stop the hand: each is decided the same by every node from
+#: public data. (A sealed-share dispute needs the accused's own accuse, which a seat
+#: without a key never sends.)
+_BUYER_FAULTS: Final = frozenset(k.value for k in (
+    FaultKind.FALSE_FACT, FaultKind.BAD_PROOF, FaultKind.EQUIVOCATION))
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (
     FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
     FaultKind.FALSE_SHOW, FaultKind.CHECKPOINT, FaultKind.BAD_PROOF))

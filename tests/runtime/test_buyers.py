@@ -1,0 +1,81 @@
+"""A buyer (a seat that took a position by a card sale, `enkortskille`) holds no key of
+the hand, yet it must disclose, show and forward. Its lies and its silence stop the hand
+as a key holder's do: the hand is voided and the buyer expelled (docs/protocol.md
+II.11.1, II.11.3). Before, a lie was recorded and cost nothing (audit tables) or stalled
+the table (strict tables), and a buyer that never showed its card stalled it for ever."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.io import Output
+from p2pkille.runtime.node import _KILLE_ONLY, TableNode
+from p2pkille.sim.faults import Faults
+from p2pkille.sim.table import TableRun, build_table
+from tests.runtime.bots import Restless
+
+CHEAT = 0  # the node of seat P2 at seeds 2 and 4 below: a buyer in hand 2 or 3
+
+
+class _HidesKille(TableNode):
+    """Gives a kille and says "no kille" (on a strict table with a keyless proof)."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand, view = self.hand, self.view
+        if kind == msg.DISCLOSE and body.get("kille") and hand is not None and view is not None:
+            body = {"hand": body["hand"], "kille": False}
+            if self.strict:
+                body["pet"] = self._pet_body(hand, view.game.hold[view.game.tgt], b"disclose",
+                                             _KILLE_ONLY)
+        super()._emit(out, kind, body)
+
+
+class _SilentBuyer(TableNode):
+    """Once it holds a position without a key, never discloses, shows nor forwards."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if (hand is not None and hand.me is None
+                and kind in (msg.DISCLOSE, msg.SHOW, msg.FORWARD)):
+            return
+        super()._emit(out, kind, body)
+
+
+def _run(seed: int, cheat: type[TableNode], mode: str, faults: Faults | None = None
+         ) -> TableRun:
+    table = build_table(4, seed=seed, chips=3, ruleset="enkortskille", mode=mode,
+                        faults=faults, deciders=lambda _i: Restless())
+    table.nodes[CHEAT].__class__ = cheat
+    return table.run(until=5000.0, max_hands=5)
+
+
+def _check_expelled(run: TableRun, hand: int, kind: str) -> None:
+    assert run.honest_agree
+    cheat = run.nodes[CHEAT]
+    assert cheat.my_seat is not None
+    name = cheat.names[cheat.my_seat]
+    for node in run.honest:
+        outcome = node.outcomes[hand - 1]
+        assert outcome.voided
+        assert {(a["accused"], a["kind"]) for a in outcome.accusations} == {(name, kind)}
+        assert node.view is not None
+        assert node.view.game.expelled[cheat.my_seat]
+        assert all(not o.voided for o in node.outcomes[hand:]), "the game goes on"
+        assert len(node.outcomes) == 5
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_buyer_that_hides_the_kille_it_gives_is_expelled(mode: str) -> None:
+    _check_expelled(_run(4, _HidesKille, mode), 3, "false-fact")
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_buyer_that_never_shows_is_timed_out_and_expelled(mode: str) -> None:
+    _check_expelled(_run(2, _SilentBuyer, mode), 2, "timeout")
+
+
+def test_on_a_lossy_network_too() -> None:
+    faults = Faults(drop=0.15, dup=0.05, reorder=0.1, delay=0.02, jitter=0.05)
+    _check_expelled(_run(2, _SilentBuyer, "strict", faults), 2, "timeout")
+    _check_expelled(_run(4, _HidesKille, "audit", faults), 3, "false-fact")
