@@ -980,6 +980,19 @@ class TableNode:
         # A forward of a seat holding no key has no reveal to come after.
         return self.stage > last and (env.kind != msg.FORWARD or index is not None)
 
+    def _late_default(self, m: int, env: Envelope) -> bool:
+        """Is ``env`` a decision whose step the table defaulted at this node? It is
+        dropped (``_on_act``), not blamed, also once the hand has left play: a node
+        passes a decision step only with that seat's act or with the default, and the
+        seat's chain holds one act there, so this is read from the chains alone, whether the
+        late act comes before or after the node leaves play (II.11.3). Else a node that
+        took the default and a slow seat's last decision of the hand (a buy-in) in that
+        order blamed the seat, and one still in play dropped it."""
+        hand = self.hand
+        at = env.body.get("at")
+        return (env.kind == msg.ACT and hand is not None and type(at) is int
+                and (self.seat_of[m], int(Stage.PLAY), at) in hand.defaulted)
+
     def _answer_held(self, hand: _Hand, seat: int, env: Envelope) -> bool:
         """Is ``seat``'s vote or seen (``env``) held back? I voted it out at the respond
         step for that step and no holder has said it holds the answer: either a holder
@@ -1046,7 +1059,7 @@ class TableNode:
                     raise RemoteProtocolError(
                         f"{env.kind} for hand {number} in hand {self.hand.number}",
                         evidence=env.wire)
-                if self._passed(m, env):
+                if self._passed(m, env) and not self._late_default(m, env):
                     raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, f"{env.kind} after its stage")
             handler(m, env)
         except _Blame as blame:
@@ -2285,13 +2298,14 @@ class TableNode:
         hand.owed = {k: v for k, v in hand.owed.items() if v[1] <= at}
         self.stage = min(self.stage, Stage.PLAY)
         # What I sent on the late branch the others drop (up to my rewound): the close and
-        # the draw and show shares are made again on the branch the table took.
-        me = hand.me
-        if me is not None:
-            hand.revealed.discard(me)
-            hand.reveal_seq.pop(me, None)
-            hand.secrets.pop(me, None)
-            hand.openings.pop(me, None)
+        # the draw and show shares are made again on the branch the table took. A close is
+        # taken only once the game has left play, so the others' closes all came past the
+        # step and went back to their chains above: kept here, each was "a second reveal"
+        # when taken again (a late buy-in, the hand's last decision; seed 176).
+        hand.revealed.clear()
+        hand.reveal_seq.clear()
+        hand.secrets.clear()
+        hand.openings.clear()
         hand.checkpoint = None
         hand.signed.clear()
         hand.agreed.clear()

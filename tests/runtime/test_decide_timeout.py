@@ -5,21 +5,27 @@ II.11.3)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from p2pkille.bots.base import swap
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.engine.facts import Decision, Keep, VoteChoice
+from p2pkille.engine.machine import Phase
 from p2pkille.engine.view import DecisionPending, SeatView
-from p2pkille.runtime.node import Timing
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
+from protocol.envelope import Envelope
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import referee_replay
 
 LIMIT = 2.0
 TIMING = Timing(limit=LIMIT, decide_limit=LIMIT)
+LAG = 1.5
 
 
 class Late(ThresholdBot):
@@ -193,3 +199,100 @@ def test_a_late_decision_that_ended_the_hand_at_its_own_node_is_taken_back() -> 
     assert run.honest_agree
     assert all(n.faults == [] for n in run.nodes)
     assert not any(o.voided for o in run.nodes[0].outcomes[:2])
+
+
+class LateBuyer(ThresholdBot):
+    """Decides its buy-ins (and nothing else) ``delay`` seconds after it is first asked."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.network: SimNetwork | None = None
+        self.asked: dict[tuple[int, int], float] = {}
+
+    def buyin(self, view: SeatView) -> bool:
+        assert self.network is not None
+        now = self.network.now
+        first = self.asked.setdefault((view.game.hand_no, view.game.fact_count), now)
+        if now - first < self.delay:
+            raise DecisionPending("thinking")
+        return super().buyin(view)
+
+
+def _late_buyin(seed: int, monkeypatch: pytest.MonkeyPatch, last_vote_lag: float = LAG,
+                ) -> tuple[SimTable, TableNode, list[int], list[int]]:
+    """The seat asked first to buy in decides just after the others' time ran out (it
+    hears their votes 1.5 s late; one voter's ``last_vote_lag`` s late). Played two
+    hands; also the stages the others took its late act in, and for each close its node
+    took before it rewound, the closer's holder index."""
+    probe = build_table(4, seed=seed, chips=4, timing=TIMING)
+    net = probe.network
+    net.run(stop=lambda _: any(n.view is not None and n.view.game.phase == Phase.AFTER
+                               for n in probe.nodes), until=600.0)
+    asked = next(n.view.game for n in probe.nodes
+                 if n.view is not None and n.view.game.phase == Phase.AFTER)
+    seat = asked.expect_seat
+    assert seat is not None
+    slow_index = probe.seats()[seat]
+    late = LateBuyer(LIMIT + 0.3)
+    table = build_table(4, seed=seed, chips=4, timing=TIMING,
+                        deciders=lambda i: late if i == slow_index else ThresholdBot())
+    late.network = table.network
+    slow = table.nodes[slow_index]
+    others = [n for n in table.nodes if n is not slow]
+    for node in others:
+        lag = last_vote_lag if node is others[-1] else LAG
+        table.network.set_link(node.name, slow.name, Faults(delay=lag), one_way=True)
+    stages: list[int] = []
+    for node in others:
+        def consume(m: int, env: Envelope, node: TableNode = node,
+                    consume: Callable[[int, Envelope], None] = node._consume) -> None:
+            fact = env.body.get("fact")
+            if (env.kind == msg.ACT and node.seat_of[m] == seat and isinstance(fact, dict)
+                    and fact.get("type") in ("buyin", "decline")):
+                stages.append(int(node.stage))
+            consume(m, env)
+        monkeypatch.setattr(node, "_consume", consume)
+    closes: list[int] = []
+
+    def reveal(m: int, env: Envelope, reveal: Callable[[int, Envelope], None] = slow._on_reveal,
+               ) -> None:
+        assert slow.hand is not None
+        if slow.rewinds == 0 and m != slow.me:
+            closes.append(slow.hand.holders.index(slow.seat_of[m]))
+        reveal(m, env)
+
+    monkeypatch.setattr(slow, "_on_reveal", reveal)
+    run = table.run(until=3600.0, max_hands=2)
+    assert run.honest_agree, [n.faults for n in run.nodes]
+    assert all(n.faults == [] for n in run.nodes)
+    assert not any(o.voided for o in run.nodes[0].outcomes[:2])
+    assert slow.rewinds == 1
+    assert slow.timed_decisions[:1] == [(1, seat, asked.fact_count)]
+    assert all(n.timed_decisions == slow.timed_decisions for n in run.nodes)
+    return table, slow, stages, closes
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_a_late_buy_in_is_dropped_after_play_as_in_play(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The hand's last decision, a buy-in, comes just after the others agreed its time
+    # ran out and gave the default: a node still in play dropped it, one that had left
+    # play (in the reveals) blamed it as an act after its stage, so whether the honest,
+    # slow seat was eliminated hung on arrival order (seed 6 has both kinds of node; the
+    # fault generator's seed 176). Now it is dropped at every node whatever its stage.
+    _table, _slow, stages, _closes = _late_buyin(seed, monkeypatch)
+    assert len(stages) == 3
+    assert any(stage > Stage.PLAY for stage in stages)
+    if seed == 6:
+        assert Stage.PLAY in stages
+
+
+def test_a_slow_seat_that_took_closes_before_the_last_vote_rewinds_without_a_fault(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One voter's vote reaches the slow seat later still: its node, on its late branch,
+    # takes the other two closes first, then the last vote, and rewinds. The rewind gave
+    # those closes back to their chains but still counted them, so each was "a second
+    # reveal" of an honest holder when taken again.
+    _table, _slow, _stages, closes = _late_buyin(1, monkeypatch, last_vote_lag=3.0)
+    assert len(set(closes)) == 2
