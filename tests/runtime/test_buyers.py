@@ -6,14 +6,19 @@ the table (strict tables), and a buyer that never showed its card stalled it for
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from cli.main import main
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import _KILLE_ONLY, TableNode
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from tests.runtime.bots import Restless
+from tests.runtime.test_log import logged_table
 
 CHEAT = 0  # the node of seat P2 at seeds 2 and 4 below: a buyer in hand 2 or 3
 
@@ -79,3 +84,23 @@ def test_on_a_lossy_network_too() -> None:
     faults = Faults(drop=0.15, dup=0.05, reorder=0.1, delay=0.02, jitter=0.05)
     _check_expelled(_run(2, _SilentBuyer, "strict", faults), 2, "timeout")
     _check_expelled(_run(4, _HidesKille, "audit", faults), 3, "false-fact")
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_verify_finds_the_lying_buyer_in_an_honest_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    table, logged = logged_table(tmp_path, 4, seed=4, chips=3, ruleset="enkortskille",
+                                 mode=mode, deciders=lambda _i: Restless())
+    cheat = table.nodes[CHEAT]
+    cheat.__class__ = _HidesKille
+    table.run(until=5000.0, max_hands=4)
+    for wrapper in logged:
+        wrapper.close()
+    name = cheat.names[cheat.my_seat or 0]
+    found = [w for w in logged if w.node is not cheat and w.node.faults]
+    assert found, "the lie was found live"
+    for wrapper in found:
+        assert main(["verify", str(wrapper.path), "--json"]) == 1
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["fault"]["kind"], doc["fault"]["accused"]) == ("false-fact", name)
+        assert [h["voided"] for h in doc["hands"]][:4] == [False, False, True, False]
