@@ -333,6 +333,9 @@ class _Hand:
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
         self.owed: dict[tuple[int, int], tuple[int, int]] = {}
+        # Positions sold in this hand: position -> (seller, token it sold, fact count
+        # after the sale). A revert can give the buyer a card only the seller held.
+        self.sold: dict[int, tuple[int, int, int]] = {}
         self.pet: _Pet | None = None    # strict tables: the claim being tested
         self.pet_result: dict[bytes, bool] = {}  # claim envelope id -> proven false
         self.proofs_checked = 0         # strict tables: shuffle and answer proofs checked
@@ -1318,12 +1321,15 @@ class TableNode:
     def _feed(self, fact: Fact) -> None:
         view = self.view
         assert view is not None
+        before = list(view.game.hold) if _may_revert(fact) else None
         found = view.feed(fact)
         self._facts += 1
         if self.hand is not None and type(fact) is not Deal:
             self.hand.facts.append(fact)
             game = view.game
             self.hand.phase_at[game.fact_count] = (game.phase, game.expect_seat)
+            if before is not None:
+                self._owe_reverted(self.hand, before)
         if getattr(self.decider, "wants_facts", False) and self.my_seat is not None:
             self.decider.observe(fact, view.view(self.my_seat))
         if found is not None:
@@ -1405,8 +1411,33 @@ class TableNode:
         if type(fact) is SaleAnswer and fact.accept and seller is not None and (
                 game.phase != Phase.OVER):
             self._owe(hand, game.hold[game.turn], fact.seat, seller, game.fact_count)
+            hand.sold[game.turn] = (seller, game.hold[game.turn], game.fact_count)
             if seller == self.my_seat:
                 hand.forwards.append((game.hold[game.turn], fact.seat))
+
+    def _owe_reverted(self, hand: _Hand, before: Sequence[int]) -> None:
+        """A revert (kuku, svinhugg) gave positions back cards they held earlier. Earlier
+        holders hold every share of their old cards, but a position sold since then has
+        a new occupant: a card the position held before the sale, other than the one it
+        sold, only the seller holds (it held every card of the position up to the sale,
+        a position is sold on its own turn, and no position is a target after its turn),
+        so the seller owes the buyer a forward of it. A dead position shows nothing and
+        offers nothing: nothing is owed to it."""
+        view = self.view
+        assert view is not None
+        game = view.game
+        at = game.fact_count
+        for pos, token in enumerate(game.hold):
+            sale = hand.sold.get(pos)
+            if sale is None or token == before[pos] or not game.alive[pos]:
+                continue
+            seller, bought, _ = sale
+            if token == bought:
+                continue
+            buyer = game.order[pos]
+            self._owe(hand, token, buyer, seller, at)
+            if seller == self.my_seat:
+                hand.forwards.append((token, buyer))
 
     @staticmethod
     def _owe(hand: _Hand, token: int, to: int, seat: int, at: int) -> None:
@@ -2296,6 +2327,7 @@ class TableNode:
         hand.phase_at = {k: v for k, v in hand.phase_at.items() if k <= at}
         hand.silent_key = None  # _silent read phase_at
         hand.owed = {k: v for k, v in hand.owed.items() if v[1] <= at}
+        hand.sold = {k: v for k, v in hand.sold.items() if v[2] <= at}
         self.stage = min(self.stage, Stage.PLAY)
         # What I sent on the late branch the others drop (up to my rewound): the close and
         # the draw and show shares are made again on the branch the table took. A close is
@@ -3354,6 +3386,17 @@ _ENVELOPE_ROOM: Final = 1024
 
 def _u(value: int) -> bytes:
     return value.to_bytes(8, "big")
+
+
+_REVERTING: Final = frozenset({Rank.KUKU, Rank.HUSU})
+
+
+def _may_revert(fact: Fact) -> bool:
+    """Whether ``fact`` may undo swaps: a kuku or a husu, answered or drawn (a husu
+    that kills and a kuku that stops move no card; the caller looks at what moved)."""
+    if type(fact) is Answer:
+        return fact.shown in _REVERTING
+    return type(fact) is StockCard and fact.rank in _REVERTING
 
 
 def _default(phase: int, seat: int) -> Fact:
