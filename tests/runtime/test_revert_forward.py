@@ -175,10 +175,12 @@ def test_a_revert_after_a_sale_has_the_seller_forward_the_buyer_its_card(
                     and e.body.get("hand") == 2 and e.body.get("to") == buyer]) == forwards
 
 
-def test_a_selling_table_dealt_at_random_times_out_no_honest_seat() -> None:
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_selling_table_dealt_at_random_times_out_no_honest_seat(mode: str) -> None:
     # Unrigged: this table's sales meet reverts too (on the code before, two hands were
-    # voided, five honest seats timed out).
-    table = build_table(7, seed=2, ruleset="enkortskille", chips=3,
+    # voided, five honest seats timed out; a strict table's buyer could not prove a
+    # "no kille" at all).
+    table = build_table(7, seed=2, ruleset="enkortskille", chips=3, mode=mode,
                         deciders=lambda _i: Restless())
     run = table.run(until=3000.0, max_hands=20)
     assert run.honest_agree
