@@ -611,12 +611,19 @@ class TableNode:
         out in turn, so that two holders silent together cannot each wait for the other's
         vote, nor can a holder shield another by never voting it out (II.11.3)."""
         out: list[tuple[int, int, int]] = []
-        if hand.me is None or _set_bound(len(hand.holders)) < 2:
-            return out  # no silent set of two can be agreed: the answer waits as before
+        if hand.me is None:
+            return out
+        pairs = _set_bound(len(hand.holders)) >= 2
         for number, step in self._voted:
             if (number != hand.number or step[1] == _RESPOND or step in hand.seens
                     or step in hand.defaulted or step[0] in hand.timed_out
                     or self._dead(hand, step)):
+                continue
+            if not pairs and step[0] in hand.holders:
+                # No silent set of two can be agreed: the answer waits as before. A holder's
+                # own late envelope gets its own seen; a seat without a key (a buyer, a
+                # buy-in) cannot say seen, so there one holder that never answers would
+                # hold the default back for ever (fault generator seed 25).
                 continue
             out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]

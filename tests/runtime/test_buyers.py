@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import _KILLE_ONLY, TableNode
+from p2pkille.runtime.node import _KILLE_ONLY, TableNode, Timing
 from p2pkille.sim.faults import Faults
-from p2pkille.sim.table import TableRun, build_table
+from p2pkille.sim.table import SimTable, TableRun, build_table
 from tests.runtime.bots import Restless
 from tests.runtime.test_log import logged_table
 
@@ -104,3 +105,52 @@ def test_verify_finds_the_lying_buyer_in_an_honest_log(
         doc = json.loads(capsys.readouterr().out)
         assert (doc["fault"]["kind"], doc["fault"]["accused"]) == ("false-fact", name)
         assert [h["voided"] for h in doc["hands"]][:4] == [False, False, True, False]
+
+
+class _BuysLateAndCrashesAHolder(Restless):
+    """A buyer that answers a sale only ``delay`` seconds after it is offered, and that, as
+    it is offered, crashes one key holder (not the seller) for good: the holders vote the
+    buyer's decision out, and the crashed one never adds its vote."""
+
+    def __init__(self, table: SimTable, delay: float) -> None:
+        self.table = table
+        self.delay = delay
+        self.asked: float | None = None
+        self.victim: str | None = None
+
+    def answer_sale(self, view: SeatView) -> bool:
+        now = self.table.network.now
+        if self.asked is None:
+            self.asked = now
+            seller = view.game.order[view.game.turn]
+            victim = next(s for s in view.game.order if s not in (seller, view.seat))
+            self.victim = next(n.name for n in self.table.nodes if n.my_seat == victim)
+            self.table.network.crash(self.victim)
+        if now - self.asked < self.delay:
+            raise DecisionPending("thinking")
+        return True
+
+
+def test_a_late_buyer_and_a_crashed_holder_do_not_stall_a_small_table() -> None:
+    # Three key holders: no silent set of two, so a holder's answers to the others' votes
+    # were never awaited. The buyer holds no key and cannot say it saw its own late
+    # acceptance, so its default needed the crashed holder's vote: the table waited for
+    # ever (fault generator seed 25). Now the crashed holder is voted out for not answering.
+    timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
+    table = build_table(4, seed=2, chips=3, ruleset="enkortskille", timing=timing,
+                        deciders=lambda _i: Restless())
+    buyer = _BuysLateAndCrashesAHolder(table, delay=5.0)
+    buyer_node = table.nodes[CHEAT]  # P2: it buys in hand 2
+    buyer_node.decider = buyer
+    run = table.run(until=3000.0, max_hands=4)
+    assert buyer.victim is not None, "the sale was offered"
+    live = [n for n in run.nodes if n.name != buyer.victim]
+    records = [[o.to_json() for o in n.outcomes[:3]] for n in live]
+    assert all(r == records[0] for r in records)
+    victim = next(n for n in run.nodes if n.name == buyer.victim)
+    hand2 = live[0].outcomes[1]
+    assert hand2.voided
+    assert [(a["accused"], a["kind"]) for a in hand2.accusations] == [
+        (victim.names[victim.my_seat or 0], "timeout")]
+    assert all(n.faults == [] for n in live)
+    assert all(len(n.outcomes) >= 3 for n in live), "the game goes on without it"
