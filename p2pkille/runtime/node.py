@@ -2246,7 +2246,8 @@ class TableNode:
         nothing; two holders silent together no longer wait for each other's vote
         (II.11.3). Monotone in the votes, so nodes that learn them in any order agree."""
         key = (sum(len(v) for v in hand.votes.values()), len(hand.votes),
-               len(hand.defaulted), len(hand.phase_at), len(hand.timed_out))
+               len(hand.defaulted), len(hand.phase_at), len(hand.timed_out),
+               int(self.stage))  # a buyer's step counts only while it sits in the hand
         if hand.silent_key == key:
             return hand.silent
         index = {seat: k for k, seat in enumerate(hand.holders)}
@@ -2603,18 +2604,26 @@ class TableNode:
         node's own checks of the same envelopes count."""
         hand = self.hand
         assert hand is not None
-        if acc.accused >= len(self.members) or (acc.accused not in hand.holders and (
-                acc.kind not in _BUYER_FAULTS or not self._bought(hand, acc.accused))):
+        buyer = acc.accused not in hand.holders
+        if acc.accused >= len(self.members) or (buyer and acc.kind not in _BUYER_FAULTS):
             return False
         member = self.member_of[acc.accused]
         accused = self.members[member]
         if acc.kind == FaultKind.EQUIVOCATION.value:
             try:
-                author = Equivocation.from_bytes(acc.evidence).verify(
-                    table=self.config.table_id, members=self.members)
+                eq = Equivocation.from_bytes(acc.evidence)
+                author = eq.verify(table=self.config.table_id, members=self.members)
             except RemoteProtocolError:
                 return False
-            return author == accused
+            if author != accused:
+                return False
+            if buyer:
+                seq = decode(eq.first, table=self.config.table_id, members=self.members,
+                             kinds=None).seq
+                if len(self.transcript.chain(accused)) < seq - 1:
+                    return _PENDING
+                return self._bought(hand, acc.accused, seq)
+            return True
         try:
             env = decode(acc.evidence, table=self.config.table_id, members=self.members,
                          kinds=None)
@@ -2622,6 +2631,15 @@ class TableNode:
             return False
         if env.author != accused:
             return False
+        if buyer:
+            # Whether it bought is read from its chain before the evidence, once I took the
+            # evidence: the verdict waits for every holder's accuse, later in the accuser's
+            # chain, never for the buyer's, so a node the buyer's chain had not reached
+            # found an honest accusation false (found by review: one-way loss to one node).
+            if self._consumed[member] < env.seq:
+                return _PENDING
+            if not self._bought(hand, acc.accused, env.seq):
+                return False
         held = self.transcript.get(accused, env.seq)
         if held is None:
             return None
@@ -2665,11 +2683,13 @@ class TableNode:
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
 
-    def _bought(self, hand: _Hand, seat: int) -> bool:
-        """Does ``seat``'s chain hold its acceptance of a sale in ``hand``? Read from the
-        chain, not from what I consumed, so every node that holds the evidence agrees."""
+    def _bought(self, hand: _Hand, seat: int, before: int) -> bool:
+        """Does ``seat``'s chain hold its acceptance of a sale in ``hand`` before seq
+        ``before`` (its evidence)? The caller holds that prefix, so every node agrees."""
         member = self.member_of[seat]
         for env in self.transcript.chain(self.members[member]):
+            if env.seq >= before:
+                break
             fact = env.body.get("fact")
             if (env.kind == msg.ACT and env.body.get("hand") == hand.number
                     and isinstance(fact, dict) and fact.get("type") == SaleAnswer.TYPE

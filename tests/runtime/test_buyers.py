@@ -154,3 +154,18 @@ def test_a_late_buyer_and_a_crashed_holder_do_not_stall_a_small_table() -> None:
         (victim.names[victim.my_seat or 0], "timeout")]
     assert all(n.faults == [] for n in live)
     assert all(len(n.outcomes) >= 3 for n in live), "the game goes on without it"
+
+
+@pytest.mark.parametrize("cut", [2, 3])
+def test_a_node_the_buyers_chain_reaches_late_judges_its_accusers_alike(cut: int) -> None:
+    # The lying buyer's envelopes never reach one node directly (gap fill brings them from
+    # the others). That node used to check the accusations before it held the buyer's
+    # sale: it found the honest accusers' accusations false and expelled them, or found
+    # them unproven, while the others expelled the buyer (found by review).
+    table = build_table(4, seed=4, chips=3, ruleset="enkortskille",
+                        faults=Faults(dup=0.05, reorder=0.1, delay=0.02, jitter=0.05),
+                        deciders=lambda _i: Restless())
+    table.nodes[CHEAT].__class__ = _HidesKille
+    table.network.set_link(table.nodes[CHEAT].name, table.nodes[cut].name, Faults(drop=1.0),
+                           one_way=True)
+    _check_expelled(table.run(until=5000.0, max_hands=5), 3, "false-fact")
