@@ -620,11 +620,10 @@ class TableNode:
                     or self._dead(hand, step)):
                 continue
             if not pairs and step[0] in hand.holders:
-                # No silent set of two can be agreed (the step's seat and one that never
-                # answers are two): the answer waits as before. A seat without a key (a
-                # buyer, a buy-in) is no holder: one holder that never answers is then the
-                # only one, and the rule for one seat times it out (else the default
-                # waited for ever for a crashed holder's vote: fault generator seed 25).
+                # No silent set of two can be agreed: the answer waits as before. A holder's
+                # own late envelope gets its own seen; a seat without a key (a buyer, a
+                # buy-in) cannot say seen, so there one holder that never answers would
+                # hold the default back for ever (fault generator seed 25).
                 continue
             out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]
@@ -1896,8 +1895,8 @@ class TableNode:
             # Votes for a step I have since passed: I hold the envelope, so I answer.
             for step in hand.votes:
                 if ((hand.number, step) not in self._voted and step not in hand.to_answer
-                        and (step[0] != self.my_seat or step[1] in _OWN_SEEN)
-                        and step not in hand.answered and self._past(step)):
+                        and step[0] != self.my_seat and step not in hand.answered
+                        and self._past(step)):
                     hand.to_answer.append(step)
 
     def _scan_chains(self, hand: _Hand) -> None:
@@ -3415,15 +3414,6 @@ _ENVELOPE_ROOM: Final = 1024
 def _u(value: int) -> bytes:
     return value.to_bytes(8, "big")
 
-
-#: The stages at which a holder answers a vote on its own step (it holds its envelope):
-#: before play, where the step's time-out voids the hand, and every holder's signature,
-#: which comes after its vote in its chain, is needed to count it. Without it, a voter
-#: waits for another holder's seen, and one crashed for good held it back for ever
-#: while the step's seat was there (fault generator seed 1378: three holders). Not a
-#: decision (its default is given and a late one rewound) nor a checkpoint signature
-#: (a seen there lets a late signature count the hand, II.11.3).
-_OWN_SEEN: Final = frozenset({int(Stage.KEYS), int(Stage.SHUFFLE), int(Stage.DEAL)})
 
 _REVERTING: Final = frozenset({Rank.KUKU, Rank.HUSU})
 

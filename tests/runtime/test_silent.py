@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import cast
 
 import pytest
 
@@ -548,49 +547,3 @@ def test_a_node_that_starts_over_keeps_the_forks_it_held() -> None:
         assert [(f.kind, f.seat) for f in node.faults] == blamed
         assert {(p.first, p.second) for p in node.transcript.equivocations} == {
             (p.first, p.second) for p in forks}
-
-
-class _OwnSeen(TableNode):
-    """Hand 2 of three holders: seat 0's key never reaches seat 2 directly until seat 2
-    votes it out; seat 1 crashes for good instead of making its shuffle step, before that
-    vote reaches it (so it never says it saw seat 0's key)."""
-
-    network: SimNetwork
-    by_seat: dict[int, str]
-
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        net, names = self.network, self.by_seat
-        if body.get("hand") == 2:
-            if kind == msg.KEY and self.my_seat == 0:
-                net.set_link(names[0], names[2], Faults(drop=1.0), one_way=True)
-            if (kind == msg.TIMEOUT and self.my_seat == 2 and body.get("seat") == 0
-                    and body.get("stage") == Stage.KEYS):
-                net.set_link(names[0], names[2], None)
-            if kind == msg.SHUFFLE and self.my_seat == 1:
-                net.crash(self.name)
-                return
-        super()._emit(out, kind, body)
-
-
-def test_a_holder_answers_a_vote_on_its_own_key_when_no_other_holder_can() -> None:
-    # Seat 2 voted seat 0's key out and waited for a seen; only seat 1, crashed, could
-    # send one, so seat 2 waited for ever at the keys and seat 0 for ever at seat 1's
-    # shuffle (fault generator seed 1378). Seat 0 now says it holds its own key.
-    timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
-    table = build_table(3, seed=3, ruleset="bytes-kille", timing=timing)
-    by_seat = {seat: table.nodes[i].name for seat, i in enumerate(table.seats())}
-    for node in table.nodes:
-        node.__class__ = _OwnSeen
-        cast(_OwnSeen, node).network = table.network
-        cast(_OwnSeen, node).by_seat = by_seat
-    run = table.run(until=600.0, max_hands=3)
-    crashed = next(n for n in run.nodes if n.my_seat == 1)
-    live = [n for n in run.nodes if n is not crashed]
-    assert not table.network.is_up(crashed.name), "seat 1 crashed at its shuffle step"
-    seat2 = next(n for n in live if n.my_seat == 2)
-    assert (2, (0, int(Stage.KEYS), 0)) in seat2._voted, "seat 2 voted seat 0's key out"
-    _agree(live)
-    hand2 = live[0].outcomes[1]
-    assert hand2.voided
-    assert [a["accused"] for a in hand2.accusations] == [crashed.names[1]]
-    assert all(len(n.outcomes) >= 3 for n in live)
