@@ -620,10 +620,11 @@ class TableNode:
                     or self._dead(hand, step)):
                 continue
             if not pairs and step[0] in hand.holders:
-                # No silent set of two can be agreed: the answer waits as before. A holder's
-                # own late envelope gets its own seen; a seat without a key (a buyer, a
-                # buy-in) cannot say seen, so there one holder that never answers would
-                # hold the default back for ever (fault generator seed 25).
+                # No silent set of two can be agreed (the step's seat and one that never
+                # answers are two): the answer waits as before. A seat without a key (a
+                # buyer, a buy-in) is no holder: one holder that never answers is then the
+                # only one, and the rule for one seat times it out (else the default
+                # waited for ever for a crashed holder's vote: fault generator seed 25).
                 continue
             out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]
