@@ -2614,13 +2614,13 @@ class TableNode:
             try:
                 eq = Equivocation.from_bytes(acc.evidence)
                 author = eq.verify(table=self.config.table_id, members=self.members)
+                seq = decode(eq.first, table=self.config.table_id, members=self.members,
+                             kinds=None).seq
             except RemoteProtocolError:
                 return False
             if author != accused:
                 return False
             if buyer:
-                seq = decode(eq.first, table=self.config.table_id, members=self.members,
-                             kinds=None).seq
                 if len(self.transcript.chain(accused)) < seq - 1:
                     return _PENDING
                 return self._bought(hand, acc.accused, seq)
