@@ -2641,6 +2641,12 @@ class TableNode:
                 return _PENDING
             if not self._bought(hand, acc.accused, env.seq):
                 return False
+        if acc.kind == FaultKind.BAD_KEY.value and env.kind == msg.KEY:
+            # Judged on the evidence alone: a node that holds the other branch of a forked
+            # key would find "two envelopes for one slot" and one that holds this branch
+            # the key's own verdict (fault generator SPLIT seed 716: an equivocator's key
+            # and a false accuser citing its good branch).
+            return self._bad_key(hand, acc.accused, env)
         held = self.transcript.get(accused, env.seq)
         if held is None:
             return None
@@ -2683,6 +2689,25 @@ class TableNode:
             # A check every node makes when it consumes the envelope: wait until I have.
             return False if self._consumed[member] >= env.seq else _PENDING
         return None
+
+    @staticmethod
+    def _bad_key(hand: _Hand, seat: int, env: Envelope) -> bool:
+        """Is ``env`` a key of ``hand`` by holder ``seat`` whose proof fails? A key of
+        another hand, or one that does not parse, is no bad key of this one."""
+        index = hand.protocol_seat(seat)
+        if index is None or env.body.get("hand") != hand.number:
+            return False
+        try:
+            msg.check_body(env.kind, env.body, env.wire)  # a "share" field, and no more
+            share = PublicKeyShare.from_bytes(index, canonical.get_bytes(
+                env.body, "share", what="key", size=PublicKeyShare.SIZE, evidence=env.wire))
+        except RemoteProtocolError:
+            return False
+        try:
+            share.verify(hand.ctx)
+        except RemoteProtocolError:
+            return True
+        return False
 
     def _bought(self, hand: _Hand, seat: int, before: int) -> bool:
         """Does ``seat``'s chain hold its acceptance of a sale in ``hand`` before seq

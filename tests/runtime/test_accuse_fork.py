@@ -243,3 +243,27 @@ def test_an_impatient_slow_holder_still_gets_the_tallies_of_those_who_decided(
     votes = [e for e in slow.transcript.chain(slow.identity.public)
              if e.kind == msg.TIMEOUT and e.body.get("stage") == 12]
     assert votes, "the slow node voted at the tally step"
+
+
+def test_a_false_bad_key_accusation_citing_a_forked_key_is_judged_alike() -> None:
+    # P2 signs two keys for one slot; P1 accuses it of a bad key, citing the good one.
+    # A node holding the other branch found the accusation proven ("two envelopes for
+    # one slot") and the others false: P2 out at one node, P1 at the rest (fault
+    # generator SPLIT seed 716). A bad-key accusation is now judged on its evidence.
+    timings = {0: Timing(limit=2.0, decide_limit=3.0, answer_limit=65.0),
+               1: Timing(limit=5.0, decide_limit=6.0, answer_limit=65.0),
+               2: Timing(limit=20.0, decide_limit=60.0, answer_limit=120.0),
+               3: Timing(limit=20.0, decide_limit=2.0, answer_limit=90.0)}
+    table = build_table(4, seed=716, chips=3, ruleset="enkortskille",
+                        faults=Faults(drop=0.05), timings=timings,
+                        byzantine={1: "equivocate", 0: "false-accuse"})
+    run = table.run(until=3000.0, max_hands=4)
+    assert run.honest_agree
+    for node in run.honest:
+        # The scenario: the equivocator's fork reached the node, and P1 cited a key of it.
+        assert node.transcript.equivocations
+        first = node.outcomes[0]
+        assert [(a["accused"], a["by"], a["kind"], a["verdict"])
+                for a in first.accusations] == [("P2", "P1", "bad-key", "false")]
+        assert first.eliminated == ["P1"]
+        assert node.outcomes[1].eliminated == ["P2"]
