@@ -2931,8 +2931,8 @@ class TableNode:
         mine = (hand.timed_out, hand.tally_ids, hand.gone, hand.excused)
         hand.adopted = theirs
         # A seat gone here for a fork, not a time-out, stays so (``faulty``).
-        # A buyer is in no tally: its time-out needs every holder's vote, mine too, so
-        # the deciders agreed it exactly when I did.
+        # A buyer is in no tally: I keep the time-out I agreed from every holder's vote
+        # (the deciders' may differ when I lack a vote they had: II.11.3, not closed).
         hand.timed_out = (nulls - faulty) | {s for s in mine[0] if s not in hand.holders}
         self._verdict()
         if hand.number not in self._voided:
