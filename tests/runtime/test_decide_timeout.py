@@ -114,8 +114,8 @@ def test_a_late_decision_never_splits_the_table(delay: float, lag: float) -> Non
         assert all(n.rewinds == 0 for n in run.nodes if n is not slow)
 
 
-class LateSwapper(ThresholdBot):
-    """Always swaps (or agrees), ``delay`` seconds after it is first asked."""
+class _Slow(ThresholdBot):
+    """Waits ``delay`` seconds (virtual) after it is first asked at a step (``_wait``)."""
 
     def __init__(self, delay: float) -> None:
         super().__init__()
@@ -129,6 +129,10 @@ class LateSwapper(ThresholdBot):
         first = self.asked.setdefault((view.game.hand_no, view.game.fact_count), now)
         if now - first < self.delay:
             raise DecisionPending("thinking")
+
+
+class LateSwapper(_Slow):
+    """Always swaps (or agrees), ``delay`` seconds after it is first asked."""
 
     def turn(self, view: SeatView) -> Decision:
         self._wait(view)
@@ -201,21 +205,11 @@ def test_a_late_decision_that_ended_the_hand_at_its_own_node_is_taken_back() -> 
     assert not any(o.voided for o in run.nodes[0].outcomes[:2])
 
 
-class LateBuyer(ThresholdBot):
+class LateBuyer(_Slow):
     """Decides its buy-ins (and nothing else) ``delay`` seconds after it is first asked."""
 
-    def __init__(self, delay: float) -> None:
-        super().__init__()
-        self.delay = delay
-        self.network: SimNetwork | None = None
-        self.asked: dict[tuple[int, int], float] = {}
-
     def buyin(self, view: SeatView) -> bool:
-        assert self.network is not None
-        now = self.network.now
-        first = self.asked.setdefault((view.game.hand_no, view.game.fact_count), now)
-        if now - first < self.delay:
-            raise DecisionPending("thinking")
+        self._wait(view)
         return super().buyin(view)
 
 
