@@ -18,6 +18,7 @@ from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import _KILLE_ONLY, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
+from protocol import canonical
 from tests.runtime.bots import Restless
 from tests.runtime.test_log import logged_table
 
@@ -169,3 +170,19 @@ def test_a_node_the_buyers_chain_reaches_late_judges_its_accusers_alike(cut: int
     table.network.set_link(table.nodes[CHEAT].name, table.nodes[cut].name, Faults(drop=1.0),
                            one_way=True)
     _check_expelled(table.run(until=5000.0, max_hands=5), 3, "false-fact")
+
+
+class _BadKeylessProof(TableNode):
+    """A buyer whose "no kille" carries a keyless proof that does not verify."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if kind == msg.DISCLOSE and "pet" in body and hand is not None and hand.me is None:
+            raw = bytearray(canonical.b64decode(str(body["pet"])))
+            raw[-32] ^= 1  # s_z: still a scalar, no longer the response
+            body = {**body, "pet": canonical.b64encode(bytes(raw))}
+        super()._emit(out, kind, body)
+
+
+def test_a_buyer_with_a_bad_keyless_proof_is_expelled() -> None:
+    _check_expelled(_run(2, _BadKeylessProof, "strict"), 2, "bad-proof")
