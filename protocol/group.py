@@ -594,6 +594,9 @@ def mult_sums(
     once the sums hold :data:`MIN_PARALLEL_TERMS` terms in all.
     """
     all_jobs = [_jobs(terms, ones=True) for terms in sums]
+    if workers is None or workers.count == 1:
+        # One thread: no chunks to balance (the audit's re-masking, at every hand).
+        return [_point(b) for b in _sums_chunk(all_jobs)]
     size = sum(len(jobs) for jobs in all_jobs)
     weights = [sum(_cost(job) for job in jobs) for jobs in all_jobs]
     parts = _chunked(_sums_chunk, all_jobs, workers, size >= MIN_PARALLEL_TERMS, weights)

@@ -2781,6 +2781,9 @@ class TableNode:
         view = self.view
         if hand is None or hand.number in self._voided:
             return
+        if (not hand.voiding and not hand.votes and hand.scan_version == self._version
+                and self.stage != Stage.CHECKPOINT):
+            return  # nothing new to scan and nothing to decide: most calls, at every step
         if self.stage == Stage.CHECKPOINT and len(hand.agreed) < len(hand.holders):
             # Forks held before this stage (or replayed from the log): a branch may be
             # a good signature (_good_checkpoint).
