@@ -606,25 +606,30 @@ class TableNode:
 
     def _unanswered(self, hand: _Hand) -> list[tuple[int, int, int]]:
         """Respond steps I wait on: for each step I voted that is still open (no seen, not
-        agreed; not itself a respond step), every other holder that has neither voted on
-        it nor said it saw the envelope. A holder silent there for a whole limit is voted
-        out in turn, so that two holders silent together cannot each wait for the other's
-        vote, nor can a holder shield another by never voting it out (II.11.3)."""
+        agreed; not itself a respond step), and at fewer than five holders each step of
+        mine that another holder voted after I took it, every other holder that has
+        neither voted on it nor said it saw the envelope. A holder silent there for a
+        whole limit is voted out in turn, so that two holders silent together cannot
+        each wait for the other's vote, nor can a holder shield another by never voting
+        it out (II.11.3)."""
         out: list[tuple[int, int, int]] = []
         if hand.me is None:
             return out
-        pairs = _set_bound(len(hand.holders)) >= 2
-        for number, step in self._voted:
-            if (number != hand.number or step[1] == _RESPOND or step in hand.seens
-                    or step in hand.defaulted or step[0] in hand.timed_out
-                    or self._dead(hand, step)):
-                continue
-            if not pairs and step[0] in hand.holders:
-                # No silent set of two can be agreed (the step's seat and one that never
-                # answers are two): the answer waits as before. A seat without a key (a
-                # buyer, a buy-in) is no holder: one holder that never answers is then the
-                # only one, and the rule for one seat times it out (else the default
-                # waited for ever for a crashed holder's vote: fault generator seed 25).
+        steps = [step for number, step in self._voted if number == hand.number]
+        if _set_bound(len(hand.holders)) < 2:
+            # No silent set of two can be agreed here, so a holder that never answers a
+            # vote on a holder's step is timed out by the rule for one seat, which needs
+            # the step's seat too: it votes as well, on its own step that it took (its
+            # envelope is in; a voter holds it back until another holder says seen). Else
+            # a holder that crashed for good left the other two waiting for ever, one for
+            # the seen, one for the voter's next step (fault generator seeds 619, 921,
+            # 1378). A seat without a key (a buyer, a buy-in) is no holder: the voters
+            # alone are every holder but the silent one (seed 25).
+            steps += [step for step in hand.votes
+                      if step[0] == self.my_seat and step[1] != _RESPOND and self._past(step)]
+        for step in steps:
+            if (step[1] == _RESPOND or step in hand.seens or step in hand.defaulted
+                    or step[0] in hand.timed_out or self._dead(hand, step)):
                 continue
             out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]
@@ -926,8 +931,14 @@ class TableNode:
         if seat in hand.skipping:
             return True  # dropped, up to its rewound
         step = (seat, *self._step_now())
-        if (hand.me is not None and (number, step) in self._voted and step not in hand.seens
-                and not self._dead(hand, step)):
+        # While voiding, the step is the void round's (an accuse or a tally: read ahead,
+        # never held here), not this envelope's: a vote there holds back no hand flow. A
+        # voiding node plays on (its checks of the accusations may need the envelope):
+        # else a node restarted from its log, voiding on the accuses read ahead, held a
+        # timed-out seat's key behind its own vote on that seat's accuse (fault generator
+        # seed 810, diagnosed by a helper).
+        if (hand.me is not None and not hand.voiding and (number, step) in self._voted
+                and step not in hand.seens and not self._dead(hand, step)):
             return False  # I voted its time out: only a seen from another holder reopens it
         if kind == msg.ACT:
             fact, at = env.body.get("fact"), env.body.get("at")
@@ -971,6 +982,13 @@ class TableNode:
             return False
         if kind == msg.ACT:
             return phase in _DECIDING
+        if hand.pet is not None and kind in (msg.ANSWER, msg.DISCLOSE):
+            # The claim under test has not moved the game on yet, so the phase still
+            # reads as this seat's answer: the seat's next answer (to a later request,
+            # with only forwards between them in its chain) waits for the test, else a
+            # node whose test parts came late took it as "a second answer" (fault
+            # generator seed 1015: a node replaying its log after a crash).
+            return False
         if kind == msg.ANSWER:
             return phase == Phase.ANSWER
         if kind == msg.DISCLOSE:

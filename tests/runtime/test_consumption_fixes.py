@@ -8,11 +8,14 @@ from collections.abc import Callable
 
 import pytest
 
+from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.sim.network import StopReason
 from p2pkille.sim.table import build_table
 from protocol import canonical
+from protocol.envelope import Envelope
+from tests.runtime.bots import Restless
 
 Mutate = Callable[[dict[str, object]], dict[str, object]]
 
@@ -100,3 +103,36 @@ def test_a_second_checkpoint_is_an_illegal_act_however_late_it_is_consumed(seed:
         assert not voided
         assert not eliminated
         assert faults == {("illegal-act", 1)}
+
+
+def test_an_answer_after_a_claim_under_test_waits_for_the_test() -> None:
+    # Strict table, hand 2: a target answered "none" (a claim under test), forwarded a
+    # card, and answered the next request, with nothing else between in its chain. A
+    # node that took that next answer before the test's parts read it as a second answer
+    # to the first request (the phase had not moved on) and blamed an honest seat: fault
+    # generator seed 1015, a node replaying its log after a crash. Here each node's log
+    # is replayed into a fresh node, the other holders' test parts of hand 2 last.
+    table = build_table(5, seed=12, chips=3, ruleset="enkortskille", mode="strict",
+                        deciders=lambda _i: Restless())
+    table.run()
+    probe = table.nodes[0]
+    target = next(m for m in probe.members if [
+        e.seq for e in probe.transcript.chain(m)
+        if e.kind == msg.ANSWER and e.body.get("hand") == 2][:2] == [22, 24])
+    assert [e.kind for e in probe.transcript.chain(target)[21:24]] == [
+        msg.ANSWER, msg.FORWARD, msg.ANSWER]
+    for old in table.nodes:
+        def late(env: Envelope, old: TableNode = old) -> bool:
+            return (env.kind == msg.PET and env.body.get("hand") == 2
+                    and env.author not in (target, old.identity.public))
+
+        accepted = old.transcript.accepted
+        fresh = TableNode(old.name, old.identity, old.delivery, old.config, Restless(),
+                          old._seed, old.timing)
+        fresh.replay([e.wire for e in accepted if not late(e)])
+        fresh.start(0.0)
+        for env in accepted:
+            if late(env):
+                fresh.receive("peer", env.wire, 0.0)
+        assert fresh.faults == []
+        assert [o.to_json() for o in fresh.outcomes] == [o.to_json() for o in old.outcomes]

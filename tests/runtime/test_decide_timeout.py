@@ -290,3 +290,52 @@ def test_a_slow_seat_that_took_closes_before_the_last_vote_rewinds_without_a_fau
     # reveal" of an honest holder when taken again.
     _table, _slow, _stages, closes = _late_buyin(1, monkeypatch, last_vote_lag=3.0)
     assert len(set(closes)) == 2
+
+
+class _DecidesLateAndCrashesAHolder(ThresholdBot):
+    """Decides its first turn ``delay`` seconds late and, as it is asked, crashes another
+    key holder for good: the third holder votes the decision out, holds the late act back
+    until a holder says it saw it in time, and the crashed one never says so."""
+
+    def __init__(self, table: SimTable, delay: float) -> None:
+        super().__init__()
+        self.table = table
+        self.delay = delay
+        self.asked: float | None = None
+        self.victim: str | None = None
+
+    def turn(self, view: SeatView) -> Decision:
+        now = self.table.network.now
+        if self.asked is None:
+            self.asked = now
+            victim = next(s for s in view.game.order if s != view.seat)
+            self.victim = next(n.name for n in self.table.nodes if n.my_seat == victim)
+            self.table.network.crash(self.victim)
+        if now - self.asked < self.delay:
+            raise DecisionPending("thinking")
+        return super().turn(view)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_late_decider_and_a_crashed_holder_do_not_stall_three_holders(seed: int) -> None:
+    # Three holders, no silent set of two: the voter's hold on the late act is released
+    # only by the crashed holder's seen, and the late decider waits for the voter's next
+    # step. The late decider now votes the crashed holder's answer out as well (its own
+    # step, which it took), and with the voter's that times the crashed holder out
+    # (fault generator seeds 921, 1378; before, the table waited for ever).
+    timing = Timing(limit=LIMIT, decide_limit=LIMIT, answer_limit=8.0)
+    table = build_table(3, seed=seed, chips=3, timing=timing)
+    late = _DecidesLateAndCrashesAHolder(table, delay=5.0)
+    table.nodes[0].decider = late
+    run = table.run(until=3000.0, max_hands=3)
+    assert late.victim is not None, "the late seat was asked to decide"
+    live = [n for n in run.nodes if n.name != late.victim]
+    assert all(n.done or len(n.outcomes) >= 2 for n in live), "the game goes on without it"
+    records = [[o.to_json() for o in n.outcomes] for n in live]
+    assert records[0] == records[1]
+    victim = next(n for n in run.nodes if n.name == late.victim)
+    first = live[0].outcomes[0]
+    assert first.voided
+    assert [(a["accused"], a["kind"]) for a in first.accusations] == [
+        (victim.names[victim.my_seat or 0], "timeout")]
+    assert all(n.faults == [] for n in live)

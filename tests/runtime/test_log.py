@@ -19,7 +19,7 @@ from p2pkille.runtime.log import (
     restart_from_log,
     verify_log,
 )
-from p2pkille.runtime.node import Stage, TableNode
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
@@ -401,3 +401,34 @@ def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: in
             for b in msg.get_boxes(e.body, e.wire)}
     forwarded = {slot for slot in hand.plain if slot not in hand.deal_boxes}
     assert forwarded <= sent
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand(
+        tmp_path: Path, seed: int) -> None:
+    # Hand 1 is voided: a seat acts out of turn, and a holder crashes before its accuse, so
+    # the others vote it out in the void round. A node rebuilt from its log reads the hand's
+    # accuses ahead and is voiding from its first step, with its own vote on the crashed
+    # holder's accuse taken back: that vote held back the holder's key (the step read as
+    # the void round's), so the node never reached the act it must check, and stalled in
+    # hand 1 for ever (fault generator seed 810, diagnosed by a helper).
+    timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
+    table, logged = logged_table(tmp_path, 5, seed=seed, chips=3, timing=timing,
+                                 byzantine={1: "out-of-turn"})
+    table.network.run(stop=lambda _: any(n.hand is not None and n.hand.voiding
+                                         for n in table.nodes))
+    victim = next(n for n in table.nodes if n.my_seat != 1 and n.hand is not None
+                  and n.hand.me is not None and not n.hand.mine)
+    table.network.crash(victim.name)
+    table.run(until=3000.0, max_hands=3)
+    voters = [w for w in logged if w.node is not victim and w.node.my_seat != 1]
+    first = voters[0].node.outcomes[0]
+    assert first.voided
+    assert victim.names[victim.my_seat or 0] in first.eliminated
+    for wrapper in voters:
+        wrapper.close()
+        back = restart_from_log(wrapper.path, ThresholdBot(), timing=timing, durable=False)
+        back.node.start(0.0)
+        assert [o.to_json() for o in back.node.outcomes] == [
+            o.to_json() for o in wrapper.node.outcomes]
+        back.close()
