@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 from protocol import canonical
@@ -88,7 +89,7 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         (OVER, (), ()),
         # a key holder whose void round is complete: the accuse it counts of each holder
         # (its id, or null), before any node decides (docs/protocol.md II.11.1)
-        (TALLY, ("ids",), ()),
+        (TALLY, ("ids",), ("buyers",)),
     )
 }
 MAX_SEATS: Final = 64
@@ -294,6 +295,20 @@ def get_step(body: Mapping[str, object], evidence: bytes) -> tuple[int, int, int
             canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
             canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
                               evidence=evidence))
+
+
+def get_buyers(body: Mapping[str, object], evidence: bytes) -> tuple[int, ...]:
+    """The ``buyers`` of a ``tally`` (absent: none): the table seats without a key its
+    author counts timed out, strictly ascending and not empty when present."""
+    if "buyers" not in body:
+        return ()
+    raw = canonical.get_list(body, "buyers", what="tally", evidence=evidence)
+    seats = tuple(canonical.get_int({"seat": value}, "seat", lo=0, hi=MAX_SEATS - 1,
+                                    what="tally.buyers", evidence=evidence) for value in raw)
+    if not seats or any(a >= b for a, b in pairwise(seats)):
+        raise InvalidEncoding("tally: buyers must be a non-empty ascending list of seats",
+                              evidence=evidence)
+    return seats
 
 
 def get_ids(body: Mapping[str, object], evidence: bytes) -> tuple[bytes | None, ...]:

@@ -318,17 +318,19 @@ class _Hand:
         self.cited: dict[int, dict[bytes, bytes]] = {}
         self.counted: dict[int, bytes] = {}  # protocol seat -> id of the accuse that counts
         # The tally round (II.11.1): per holder its latest tally (the accuse id it counts
-        # of each holder, or None); mine as computed, and as last sent; what I re-sent.
-        self.tallies: dict[int, tuple[bytes | None, ...]] = {}
+        # of each holder, or None, and the buyers it counts timed out); mine as computed,
+        # and as last sent; what I re-sent.
+        self.tallies: dict[int, _Tally] = {}
         self.tally_ids: tuple[bytes | None, ...] | None = None
-        self.tallied: tuple[bytes | None, ...] | None = None
+        self.tally_out: tuple[int, ...] = ()
+        self.tallied: _Tally | None = None
         self.echoed: set[tuple[int, bytes | None, bytes | None]] = set()
         self.accuse_wires: dict[bytes, bytes] = {}  # accuse id -> its wire
         self.gone: frozenset[int] = frozenset()  # seats whose accuse counts for nothing
         self.excused: frozenset[int] = frozenset()  # seats that forked a tally: not needed
         # The tally the holders that decided without me moved on with, once I take their
         # decision (_deciders_tally); the time-outs are then theirs, not my votes'.
-        self.adopted: tuple[bytes | None, ...] | None = None
+        self.adopted: _Tally | None = None
         self.adopt_key: tuple[int, int] | None = None  # what _adopt last looked at
         # Forwards the table waits for, (token, to seat) -> (forwarding seat, fact count
         # when it became owed): a seat that withholds one is timed out, not its victim.
@@ -688,9 +690,10 @@ class TableNode:
         holders = hand.holders
         if hand.voiding and hand.tally_ids is not None:
             # Tallying: the holders whose latest tally differs from mine (or is missing).
+            mine = _my_tally(hand)
             return tuple(s for k, s in enumerate(holders) if k != hand.me
                          and s not in hand.gone | hand.excused
-                         and hand.tallies.get(k) != hand.tally_ids)
+                         and hand.tallies.get(k) != mine)
         if hand.voiding:
             # A holder that signed accuses only once every other holder signed, accused
             # or timed out (_act): while one has not, the table does not wait for it.
@@ -2395,11 +2398,23 @@ class TableNode:
         if env.id in hand.taken:
             return
         index = self._holder(m)
-        ids = msg.get_ids(env.body, env.wire)
-        if len(ids) != len(hand.holders):
-            raise _Blame(FaultKind.MALFORMED, _AUTHOR, "a tally not of every key holder")
+        tally = self._read_tally(hand, env)
+        if tally is None:
+            raise _Blame(FaultKind.MALFORMED, _AUTHOR,
+                         "a tally not of every key holder, or naming a key holder as a buyer")
         hand.taken.add(env.id)
-        hand.tallies[index] = ids  # the latest counts: a chain is read in order
+        hand.tallies[index] = tally  # the latest counts: a chain is read in order
+
+    def _read_tally(self, hand: _Hand, env: Envelope) -> _Tally | None:
+        """A tally of ``hand`` as (ids, buyers); None if it is not of every key holder or
+        names a key holder, or a seat that does not exist, among the buyers. Raises
+        :class:`ProtocolError` for a malformed body."""
+        ids = msg.get_ids(env.body, env.wire)
+        buyers = msg.get_buyers(env.body, env.wire)
+        if len(ids) != len(hand.holders) or any(
+                s >= len(self.members) or s in hand.holders for s in buyers):
+            return None
+        return ids, buyers
 
     def _on_accuse(self, m: int, env: Envelope) -> None:
         hand = self.hand
@@ -2867,12 +2882,16 @@ class TableNode:
         hand.gone = gone
         hand.tally_ids = tuple(None if seat in gone else hand.counted.get(k)
                                for k, seat in enumerate(hand.holders))
+        # A buyer timed out by every holder's vote: named, so that the verdict waits until
+        # every holder counts the same buyers out (II.11.3).
+        hand.tally_out = tuple(sorted(s for s in hand.timed_out
+                                      if s is not None and s not in hand.holders))
         # A holder that signed two tallies for one slot is not waited for (either branch
         # may be the one a node holds); its accuse still counts as the tallies say.
         hand.excused = frozenset(seat for seat, number in self._tally_forks
                                  if number == hand.number and seat is not None) - gone
         if hand.adopted is not None:
-            if hand.tally_ids != hand.adopted:
+            if _my_tally(hand) != hand.adopted:
                 return  # their time-outs do not give their tally here: _adopt reverts
         elif not self._tallies_agree(hand):
             self._adopt(hand, gone - hand.timed_out)
@@ -2893,9 +2912,9 @@ class TableNode:
         names = self.names
         self._voided.add(hand.number)
         if hand.me is not None:
+            mine = _my_tally(hand)
             self._void_tallies[hand.number] = frozenset(
-                seat for k, seat in enumerate(hand.holders)
-                if hand.tallies.get(k) == hand.tally_ids)
+                seat for k, seat in enumerate(hand.holders) if hand.tallies.get(k) == mine)
             # Votes taken in the round that I had not answered yet: I answer them now.
             for step in hand.votes:
                 if (hand.number, step) not in self._voted and step not in hand.answered:
@@ -2943,24 +2962,23 @@ class TableNode:
         theirs = self._deciders_tally(hand)
         if theirs is None:
             return
-        nulls = {hand.holders[k] for k, i in enumerate(theirs) if i is None}
+        nulls = {hand.holders[k] for k, i in enumerate(theirs[0]) if i is None}
         if not nulls <= hand.gone:
             # A seat they left out that I still count: a null does not say whether they
             # timed it out or held it forked, and I must not time out a seat they held
             # forked (its fork may never reach me). My own votes grow until it is gone here.
             return
-        mine = (hand.timed_out, hand.tally_ids, hand.gone, hand.excused)
+        mine = (hand.timed_out, hand.tally_ids, hand.tally_out, hand.gone, hand.excused)
         hand.adopted = theirs
-        # A seat gone here for a fork, not a time-out, stays so (``faulty``).
-        # A buyer is in no tally: I keep the time-out I agreed from every holder's vote
-        # (the deciders' may differ when I lack a vote they had: II.11.3, not closed).
-        hand.timed_out = (nulls - faulty) | {s for s in mine[0] if s not in hand.holders}
+        # A seat gone here for a fork, not a time-out, stays so (``faulty``). The buyers
+        # out are theirs: a vote they had may never reach me (its voter timed out).
+        hand.timed_out = (nulls - faulty) | set(theirs[1])
         self._verdict()
         if hand.number not in self._voided:
             hand.adopted = None
-            hand.timed_out, hand.tally_ids, hand.gone, hand.excused = mine
+            hand.timed_out, hand.tally_ids, hand.tally_out, hand.gone, hand.excused = mine
 
-    def _deciders_tally(self, hand: _Hand) -> tuple[bytes | None, ...] | None:
+    def _deciders_tally(self, hand: _Hand) -> _Tally | None:
         """The tally of the holders that decided the hand without me, if they did: the
         same last tally T of this one in the chains of a strict majority of the holders,
         each followed by an envelope of a later hand, where I count the accuse T counts of
@@ -2972,7 +2990,7 @@ class TableNode:
         a holder they timed out may count one of them timed out too (its own late votes
         complete a second silent set; the partition generator's seed 270), and then
         waited for tallies that never come."""
-        finals: dict[int, tuple[bytes | None, ...]] = {}
+        finals: dict[int, _Tally] = {}
         for k, seat in enumerate(hand.holders):
             final = self._final_tally(seat, hand)
             if final is not None:
@@ -2980,11 +2998,11 @@ class TableNode:
         for tally in set(finals.values()):
             movers = {k for k, t in finals.items() if t == tally}
             if 2 * len(movers) > len(hand.holders) and all(
-                    i is None or hand.counted.get(k) == i for k, i in enumerate(tally)):
+                    i is None or hand.counted.get(k) == i for k, i in enumerate(tally[0])):
                 return tally
         return None
 
-    def _final_tally(self, seat: int, hand: _Hand) -> tuple[bytes | None, ...] | None:
+    def _final_tally(self, seat: int, hand: _Hand) -> _Tally | None:
         """The last tally of ``hand`` in ``seat``'s chain before its first envelope of a
         later hand, if it has one (it moved on with that tally); what I hold back counts
         too. Found by reading back from that envelope to the seat's key of the hand (late
@@ -3007,28 +3025,27 @@ class TableNode:
             if env.kind == msg.TALLY and number == hand.number:
                 try:
                     msg.check_body(env.kind, env.body, env.wire)
-                    ids = msg.get_ids(env.body, env.wire)
+                    return self._read_tally(hand, env)
                 except ProtocolError:
                     return None
-                return ids if len(ids) == len(hand.holders) else None
         return None
 
     def _tallies_agree(self, hand: _Hand) -> bool:
         """Has every holder whose accuse counts sent a tally equal to mine (mine sent
         first)? Where one differs, re-send what I hold of that holder's accuse: its
         version, or both versions of a fork, so every node finds a fork before deciding."""
-        ids = hand.tally_ids
-        if hand.me is not None and hand.tallied != ids:
+        mine = _my_tally(hand)
+        if hand.me is not None and hand.tallied != mine:
             return False  # _act sends mine first: the others wait for it
         agree = True
         for k, seat in enumerate(hand.holders):
             if k == hand.me or seat in hand.gone or seat in hand.excused:
                 continue
             theirs = hand.tallies.get(k)
-            if theirs != ids:
+            if theirs != mine:
                 agree = False
-                if theirs is not None and ids is not None:  # ids: set by _verdict
-                    self._echo(hand, theirs, ids)
+                if theirs is not None and mine is not None:  # mine: set by _verdict
+                    self._echo(hand, theirs[0], mine[0])
         return agree
 
     def _echo(self, hand: _Hand, theirs: tuple[bytes | None, ...],
@@ -3185,11 +3202,14 @@ class TableNode:
                 # the accuses, read ahead, before it has consumed the play to its end).
                 self.stage = Stage.REVEAL
                 return True
-            if (hand.me is not None and hand.tally_ids is not None
-                    and hand.tally_ids != hand.tallied):
-                hand.tallied = hand.tally_ids
-                self._emit(out, msg.TALLY, {"hand": n, "ids": [
-                    None if i is None else canonical.b64encode(i) for i in hand.tally_ids]})
+            mine = _my_tally(hand)
+            if hand.me is not None and mine is not None and mine != hand.tallied:
+                hand.tallied = mine
+                tally: dict[str, object] = {"hand": n, "ids": [
+                    None if i is None else canonical.b64encode(i) for i in mine[0]]}
+                if mine[1]:
+                    tally["buyers"] = list(mine[1])
+                self._emit(out, msg.TALLY, tally)
                 return True
             # My accuse in my chain (replayed from my log after a crash) is my one: the
             # body depends on what I had taken, so writing it again would make another.
@@ -3526,6 +3546,15 @@ def _responded_to(step: tuple[int, int, int]) -> tuple[int, int, int] | None:
     if stage != _RESPOND:
         return None
     return (at % 64, (at // 64) % 16, at // 1024)
+
+
+#: A tally: per key holder the id of the accuse its author counts (or None), and the
+#: seats without a key it counts timed out (ascending).
+_Tally = tuple[tuple[bytes | None, ...], tuple[int, ...]]
+
+
+def _my_tally(hand: _Hand) -> _Tally | None:
+    return None if hand.tally_ids is None else (hand.tally_ids, hand.tally_out)
 
 
 def _set_bound(holders: int) -> int:

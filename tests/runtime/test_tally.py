@@ -196,6 +196,19 @@ def test_a_malformed_tally_is_refused_as_the_peers_fault(ids: object) -> None:
         msg.get_ids({"hand": 1, "ids": ids}, b"")
 
 
+@pytest.mark.parametrize("buyers", [
+    "not a list", [], [-1], [msg.MAX_SEATS], [3, 3], [4, 2], [None], [True],
+])
+def test_a_malformed_buyers_list_is_refused_as_the_peers_fault(buyers: object) -> None:
+    with pytest.raises(InvalidEncoding):
+        msg.get_buyers({"hand": 1, "ids": [None], "buyers": buyers}, b"")
+
+
+def test_a_tally_without_buyers_names_none_and_one_with_them_reads_back() -> None:
+    assert msg.get_buyers({"hand": 1, "ids": [None]}, b"") == ()
+    assert msg.get_buyers({"hand": 1, "ids": [None], "buyers": [0, 5, 63]}, b"") == (0, 5, 63)
+
+
 class BadTally(StopsForNothing):
     """Stops hand 1 for nothing, then sends tallies one id short."""
 
