@@ -700,7 +700,8 @@ class TableNode:
             pending = any(k not in hand.signed and k not in hand.accuses
                           and s not in hand.timed_out for k, s in enumerate(holders))
             return tuple(s for k, s in enumerate(holders)
-                         if k not in hand.accuses and not (pending and k in hand.signed))
+                         if k not in hand.accuses and not (pending and k in hand.signed)
+                         ) + self._disputed_buyers(hand)
         if stage == Stage.KEYS:
             return tuple(s for k, s in enumerate(holders) if k not in hand.announced)
         if stage == Stage.SHUFFLE:
@@ -821,7 +822,7 @@ class TableNode:
         self.faults.append(Fault(kind, seat, hand.number if hand is not None else 0, reason,
                                  evidence))
         if (hand is None or seat is None or not evidence
-                or not (seat in hand.holders or (kind.value in _BUYER_FAULTS
+                or not (seat in hand.holders or (kind.value in _BUYER_FAULTS | _SEALED
                                                  and self._in_play(hand, seat)))
                 or self.stage == Stage.DONE
                 or not stops or (hand.me is not None and hand.me in hand.signed)):
@@ -2253,6 +2254,8 @@ class TableNode:
             # where the step was voted; only every holder's vote times it out (_silent).
             if stage == _OWED:
                 return self._reached(at) and self._in_play(hand, seat)
+            if stage == _VOID:
+                return self._sits(hand, seat)  # its disclosure in a sealed dispute
             if stage != Stage.PLAY or not self._in_play(hand, seat):
                 return False
         if stage == Stage.PLAY:
@@ -2421,6 +2424,10 @@ class TableNode:
         assert hand is not None
         if env.id in hand.taken:
             return
+        seat = self.seat_of[m]
+        if seat not in hand.holders and self._sits(hand, seat):
+            self._on_buyer_accuse(m, env)
+            return
         index = self._holder(m)
         if index in hand.accuses:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
@@ -2446,6 +2453,41 @@ class TableNode:
             hand.root = root.wire if root is not None else (
                 env.wire if "cause" not in env.body else None)
         hand.voiding = True
+
+    def _on_buyer_accuse(self, m: int, env: Envelope) -> None:
+        """A buyer's accuse: its answer to sealed-share disputes (II.11.1). It accuses
+        nobody (a buyer is no key holder and has no say in the void round), and discloses
+        the forwards it sealed, as a holder's accuse does; it stops nothing."""
+        hand = self.hand
+        assert hand is not None
+        slot = _buyer_slot(hand, self.seat_of[m])
+        if slot in hand.disclosed:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
+        accuse = self._parse_accuse(m, env)
+        if accuse.accusations or accuse.opened or accuse.parts or accuse.cause is not None:
+            raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR,
+                         "a seat without a key accuses (it may only disclose)")
+        hand.taken.add(env.id)
+        hand.disclosed[slot] = accuse.disclosed
+
+    def _disputed_buyers(self, hand: _Hand) -> tuple[int, ...]:
+        """The buyers whose disclosure the void round awaits: a holder's counted accuse
+        disputes a box it sealed, and its accuse is not in (nor is it timed out)."""
+        out: set[int] = set()
+        for k, accs in hand.accuses.items():
+            if hand.holders[k] in hand.timed_out:
+                continue
+            out.update(a.accused for a in accs
+                       if a.kind in _SEALED and a.accused < len(self.members)
+                       and a.accused not in hand.holders and a.accused not in hand.timed_out
+                       and _buyer_slot(hand, a.accused) not in hand.disclosed
+                       and self._sits(hand, a.accused))
+        return tuple(sorted(out))
+
+    def _sits(self, hand: _Hand, seat: int) -> bool:
+        """Does ``seat`` sit in ``hand`` (a player of it, keyless if it bought)?"""
+        view = self.view
+        return view is not None and seat in view.game.order
 
     def _parse_accuse(self, m: int, env: Envelope) -> _Accuse:
         """The content of member ``m``'s accuse ``env``; :class:`_Blame` on its author if
@@ -2572,8 +2614,9 @@ class TableNode:
         at fault. If every box passes, the accuser said a good box was bad: false."""
         hand = self.hand
         assert hand is not None
-        sealer = hand.protocol_seat(acc.accused)
-        assert sealer is not None
+        index = hand.protocol_seat(acc.accused)
+        # A buyer's disclosure is kept apart from the holders' (and names no maker).
+        sealer = _buyer_slot(hand, acc.accused) if index is None else index
         try:
             boxes = msg.get_boxes(env.body, env.wire)
             if env.kind == msg.FORWARD:
@@ -2639,7 +2682,8 @@ class TableNode:
         hand = self.hand
         assert hand is not None
         buyer = acc.accused not in hand.holders
-        if acc.accused >= len(self.members) or (buyer and acc.kind not in _BUYER_FAULTS):
+        if acc.accused >= len(self.members) or (
+                buyer and acc.kind not in _BUYER_FAULTS | _SEALED):
             return False
         member = self.member_of[acc.accused]
         accused = self.members[member]
@@ -3213,6 +3257,13 @@ class TableNode:
                 return True
             # My accuse in my chain (replayed from my log after a crash) is my one: the
             # body depends on what I had taken, so writing it again would make another.
+            if (hand.me is None and self.my_seat is not None
+                    and self.my_seat in self._disputed_buyers(hand)
+                    and n not in self.logged_accuses and self._once("accuse", n)):
+                # A buyer a holder accuses of a bad box answers as a holder does.
+                self._emit(out, msg.ACCUSE, {"accusations": [], "disclosed":
+                                             self._disclosures(hand), "hand": n})
+                return True
             if hand.me is None or hand.me in hand.accuses or n in self.logged_accuses:
                 return False
             if hand.me in hand.signed and any(
@@ -3553,6 +3604,11 @@ def _responded_to(step: tuple[int, int, int]) -> tuple[int, int, int] | None:
 _Tally = tuple[tuple[bytes | None, ...], tuple[int, ...]]
 
 
+def _buyer_slot(hand: _Hand, seat: int) -> int:
+    """Where a buyer's disclosure is kept in ``hand.disclosed``: past every holder's."""
+    return len(hand.holders) + seat
+
+
 def _my_tally(hand: _Hand) -> _Tally | None:
     return None if hand.tally_ids is None else (hand.tally_ids, hand.tally_out)
 
@@ -3583,9 +3639,9 @@ def _silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
 
 
 _SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
-#: A buyer's faults that stop the hand: each is decided the same by every node from
-#: public data. (A sealed-share dispute needs the accused's own accuse, which a seat
-#: without a key never sends.)
+#: A buyer's faults that stop the hand, besides a sealed-share dispute (which its own
+#: accuse answers: it discloses, as a holder does): each is decided the same by every node
+#: from public data.
 _BUYER_FAULTS: Final = frozenset(k.value for k in (
     FaultKind.FALSE_FACT, FaultKind.BAD_PROOF, FaultKind.EQUIVOCATION))
 _PUBLIC_CHECKS: Final = frozenset(k.value for k in (

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from cli.main import main
 from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import _KILLE_ONLY, TableNode, Timing
+from p2pkille.runtime.node import _AUTHOR, _KILLE_ONLY, TableNode, Timing, _Blame
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
 from protocol import canonical
+from protocol.envelope import Envelope
 from tests.runtime.bots import Restless
 from tests.runtime.test_log import logged_table
 
@@ -199,3 +202,77 @@ class _BadKeylessProof(TableNode):
 
 def test_a_buyer_with_a_bad_keyless_proof_is_expelled() -> None:
     _check_expelled(_run(2, _BadKeylessProof, "strict"), 2, "bad-proof")
+
+
+class _GarblesForward(TableNode):
+    """Once it holds a position without a key, garbles every box of its forwards (its
+    recipient cannot learn the card, and could not show it)."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if kind == msg.FORWARD and hand is not None and hand.me is None:
+            boxes = []
+            for entry in cast(list[dict[str, object]], body["boxes"]):
+                raw = bytearray(canonical.b64decode(str(entry["box"])))
+                raw[40] ^= 1  # past the ephemeral key: the box no longer authenticates
+                boxes.append({**entry, "box": canonical.b64encode(bytes(raw))})
+            body = {**body, "boxes": boxes}
+        super()._emit(out, kind, body)
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_buyer_that_garbles_its_forward_is_expelled_not_its_recipient(mode: str) -> None:
+    # Before, the debt counted as paid: the honest recipient could not show and was the
+    # one timed out. Now the recipient accuses, the buyer's own accuse must disclose the
+    # box (as a holder's does), and the box does not open with its disclosed key.
+    _check_expelled(_run(2, _GarblesForward, mode), 2, "bad-seal")
+
+
+class _FramesItsBuyer(TableNode):
+    """A key holder that says a good forward a buyer sealed to it was a bad box."""
+
+    def _on_forward(self, m: int, env: Envelope) -> None:
+        hand = self.hand
+        if (hand is not None and self.seat_of[m] not in hand.holders
+                and env.body.get("to") == self.my_seat):
+            raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "said to be a bad box (it is not)")
+        super()._on_forward(m, env)
+
+
+class _SilentGarbler(_GarblesForward):
+    """Garbles its forwards and then discloses nothing."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if kind == msg.ACCUSE and hand is not None and hand.me is None:
+            return
+        super()._emit(out, kind, body)
+
+
+def test_a_buyer_framed_for_a_bad_box_discloses_it_and_its_accuser_pays() -> None:
+    table = build_table(4, seed=2, chips=3, ruleset="enkortskille",
+                        deciders=lambda _i: Restless())
+    for node in table.nodes[1:]:
+        node.__class__ = _FramesItsBuyer  # only the buyer's recipient finds a chance
+    run = table.run(until=5000.0, max_hands=5)
+    buyer = run.nodes[CHEAT]
+    records = [[o.to_json() for o in n.outcomes] for n in run.nodes]
+    assert all(r == records[0] for r in records)
+    voided = run.nodes[0].outcomes[1]
+    assert voided.voided
+    framer = [a for a in voided.accusations if a["kind"] == "bad-seal"]
+    assert [(a["accused"], a["verdict"]) for a in framer] == [
+        (buyer.names[buyer.my_seat or 0], "false")]
+    assert voided.eliminated == [framer[0]["by"]]
+
+
+def test_a_buyer_that_garbles_and_never_discloses_is_timed_out_and_expelled() -> None:
+    run = _run(2, _SilentGarbler, "audit")
+    assert run.honest_agree
+    buyer = run.nodes[CHEAT]
+    name = buyer.names[buyer.my_seat or 0]
+    voided = run.honest[0].outcomes[1]
+    assert voided.voided
+    assert {(a["accused"], a["kind"]) for a in voided.accusations} == {
+        (name, "bad-seal"), (name, "timeout")}
+    assert voided.eliminated == [name]
