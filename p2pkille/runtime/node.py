@@ -1033,7 +1033,9 @@ class TableNode:
         holds ``seat`` may be agreed without it (II.11.3). A malformed one is not held
         (consuming it blames it)."""
         if hand.me is None or _set_bound(len(hand.holders)) < 2:
-            return False  # I vote no respond step here (_unanswered): nothing to parse
+            # Below five holders the respond voters are every holder but the silent one:
+            # no holder would ever say seen to release a hold, so nothing is held back.
+            return False
         try:
             msg.check_body(env.kind, env.body, env.wire)
             step = msg.get_step(env.body, env.wire)
@@ -2622,8 +2624,23 @@ class TableNode:
             if env.kind == msg.FORWARD:
                 to = canonical.get_int(env.body, "to", lo=0, hi=len(self.members) - 1,
                                        what="forward", evidence=env.wire)
+                token = canonical.get_int(env.body, "token", lo=0, hi=canonical.MAX_INT,
+                                          what="forward", evidence=env.wire)
                 boxes = boxes if to == accuser else []
+                if any(b.token != token for b in boxes):
+                    # A good box under another slot is still a bad forward (_on_forward):
+                    # judged on the envelope alone, else the sealer framed its recipient
+                    # with a box that opens (found by review).
+                    return True
             else:
+                # A deal not of one box per other holder, each made by the dealer, is bad
+                # on its face (_on_deal), a box missing for the accuser too: else the
+                # accuser that lacked its box was the one blamed (found by review).
+                dealer = hand.protocol_seat(acc.accused)
+                want = {(j, s) for j, s in enumerate(hand.holders) if j != dealer}
+                if ({(b.token, b.recipient) for b in boxes} != want or len(boxes) != len(want)
+                        or any(b.sender != dealer for b in boxes)):
+                    return accuser in hand.holders and accuser != acc.accused
                 boxes = [b for b in boxes if b.recipient == accuser]
         except RemoteProtocolError:
             return None  # a malformed envelope: every node blamed that on its own

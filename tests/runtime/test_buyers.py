@@ -2,7 +2,9 @@
 the hand, yet it must disclose, show and forward. Its lies and its silence stop the hand
 as a key holder's do: the hand is voided and the buyer expelled (docs/protocol.md
 II.11.1, II.11.3). Before, a lie was recorded and cost nothing (audit tables) or stalled
-the table (strict tables), and a buyer that never showed its card stalled it for ever."""
+the table (strict tables), and a buyer that never showed its card stalled it for ever.
+A box a buyer seals is disputed as a holder's (its own accuse discloses it); the last
+tests here pin how a dispute is judged on a forward's or a deal's face."""
 
 from __future__ import annotations
 
@@ -276,3 +278,61 @@ def test_a_buyer_that_garbles_and_never_discloses_is_timed_out_and_expelled() ->
     assert {(a["accused"], a["kind"]) for a in voided.accusations} == {
         (name, "bad-seal"), (name, "timeout")}
     assert voided.eliminated == [name]
+
+
+class _WrongSlotForward(TableNode):
+    """Forwards its good boxes under another slot's token: as a buyer (``buyer``) or as a
+    key holder."""
+
+    buyer = True
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        hand = self.hand
+        if (kind == msg.FORWARD and hand is not None
+                and (hand.me is None) == type(self).buyer):
+            body = {**body, "token": (int(cast(int, body["token"])) + 1) % len(hand.final)}
+        super()._emit(out, kind, body)
+
+
+class _WrongSlotHolder(_WrongSlotForward):
+    buyer = False
+
+
+@pytest.mark.parametrize("cheat", [_WrongSlotForward, _WrongSlotHolder])
+def test_a_good_box_forwarded_under_another_slot_blames_its_sealer(
+        cheat: type[TableNode]) -> None:
+    # The box opens with its disclosed key to a good share, of another slot than the
+    # forward names: the recipient's accusation was judged false and the honest
+    # recipient expelled (found by review). It is now judged on the forward alone.
+    run = _run(2, cheat, "audit")
+    assert run.honest_agree
+    name = run.nodes[CHEAT].names[run.nodes[CHEAT].my_seat or 0]
+    for outcome in run.honest[0].outcomes:
+        if outcome.voided:
+            assert outcome.eliminated == [name]
+            assert {(a["accused"], a["verdict"]) for a in outcome.accusations
+                    if a["kind"] == "bad-seal"} == {(name, "proven")}
+            break
+    else:
+        pytest.fail("the bad forward voided no hand")
+
+
+class _ShortDeal(TableNode):
+    """Leaves the last box out of its deal of hand 1."""
+
+    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+        if kind == msg.DEAL and body.get("hand") == 1:
+            body = {**body, "boxes": cast(list[object], body["boxes"])[:-1]}
+        super()._emit(out, kind, body)
+
+
+def test_a_deal_without_the_accusers_box_blames_the_dealer_not_the_accuser() -> None:
+    # The holder whose box is missing accuses the dealer of a bad seal; the dispute found
+    # no box of the accuser and judged the accusation false (found by review).
+    run = _run(2, _ShortDeal, "audit")
+    assert run.honest_agree
+    name = run.nodes[CHEAT].names[run.nodes[CHEAT].my_seat or 0]
+    first = run.honest[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == [name]
+    assert all(a["verdict"] != "false" for a in first.accusations)
