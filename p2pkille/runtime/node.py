@@ -1054,7 +1054,29 @@ class TableNode:
         is agreed."""
         step = (seat, _TALLY, 0)
         return (hand.me is not None and (hand.number, step) in self._voted
-                and step not in hand.seens and not self._dead(hand, step))
+                and step not in hand.seens and not self._dead(hand, step)
+                and not self._vouched(hand, seat))
+
+    def _vouched(self, hand: _Hand, seat: int) -> bool:
+        """Do the holders that moved on vouch for ``seat``'s tally, so that I take it
+        although I voted its time out? Yes when ``seat`` moved on with my tally T (the one
+        I sent last) as its last one (_final_tally), and the holders that moved on with T,
+        with me, are a strict majority, none of them having voted a step of mine in the
+        hand. Then no silent set can ever hold me (its outside, a strict majority, would
+        all have voted a step of mine), so every node counts my tally, and mine stays T
+        once I decide on it: a node decides on its own only with a tally equal to T, or
+        takes T from the deciders, a strict majority once I moved on (II.11.3). The hold
+        would only wait for the holders to time ``seat`` out, while ``seat`` already
+        decided on T: at three holders, with the third crashed for good, for ever (fault
+        generator seed 619: the voter restarted from its log)."""
+        mine = _my_tally(hand)
+        if mine is None or mine != hand.tallied or self._final_tally(seat, hand) != mine:
+            return False
+        movers = self._movers(hand)
+        backers = [k for k in movers
+                   if k != hand.me and self._final_tally(hand.holders[k], hand) == mine]
+        return 2 * (len(backers) + 1) > len(hand.holders) and not any(
+            step[0] == self.my_seat for k in backers for step in movers[k])
 
     # ------------------------------------------------------------------ consuming
 

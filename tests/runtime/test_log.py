@@ -432,3 +432,40 @@ def test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand(
         assert [o.to_json() for o in back.node.outcomes] == [
             o.to_json() for o in wrapper.node.outcomes]
         back.close()
+
+
+def test_a_voter_restarted_in_the_tally_round_takes_the_tally_of_a_holder_that_moved_on(
+        tmp_path: Path) -> None:
+    # Three holders; the third crashes for good in hand 1 and the other two time it out.
+    # The first, restarted from its log during the tally round, votes out the second's
+    # tally (its limit is 1 s), which decided on the same tally and dealt hand 2. The
+    # voter held that tally back until a holder said seen: only the crashed one could, so
+    # it waited for ever (fault generator seed 619). The two, a strict majority, moved on
+    # (or move on) with one tally, and the one that did never voted a step of the voter:
+    # the voter takes it (II.11.3, "the deciders' tally").
+    from p2pkille.sim.faults import Faults
+
+    timings = {0: Timing(limit=20.0, decide_limit=3.0, answer_limit=80.0),
+               1: Timing(limit=1.0, decide_limit=3.0, answer_limit=25.0),
+               2: Timing(limit=20.0, decide_limit=6.0, answer_limit=50.0)}
+    table, logged = logged_table(tmp_path, 3, seed=619, chips=3, mode="audit",
+                                 faults=Faults(reorder=0.3, delay=0.3), timings=timings)
+    network = table.network
+    network.run(until=1.77)
+    network.crash(table.nodes[2].name)  # for good
+    network.run(until=13.74)
+    voter = table.nodes[1].name
+    network.crash(voter)
+    logged[1].close()
+    network.run(until=14.04)
+    back = restart_from_log(logged[1].path, ThresholdBot(), timing=timings[1], durable=False)
+    network.restart(voter, back)
+    table.nodes[1] = back.node
+    live = table.nodes[:2]
+    network.run(until=network.now + 600.0, stop=lambda _: all(n.done for n in live))
+    assert all(n.done for n in live)
+    assert [o.to_json() for o in live[0].outcomes] == [o.to_json() for o in live[1].outcomes]
+    first = live[0].outcomes[0]
+    assert first.voided
+    assert first.eliminated == [table.nodes[2].names[table.nodes[2].my_seat or 0]]
+    back.close()
