@@ -624,9 +624,9 @@ class TableNode:
             # the step's seat too: it votes as well, on its own step that it took (its
             # envelope is in; a voter holds it back until another holder says seen). Else
             # a holder that crashed for good left the other two waiting for ever, one for
-            # the seen, one for the voter's next step (fault generator seeds 619, 921,
-            # 1378). A seat without a key (a buyer, a buy-in) is no holder: the voters
-            # alone are every holder but the silent one (seed 25).
+            # the seen, one for the voter's next step (fault generator seeds 921, 1378).
+            # A seat without a key (a buyer, a buy-in) is no holder: the voters alone are
+            # every holder but the silent one (seed 25).
             steps += [step for step in hand.votes
                       if step[0] == self.my_seat and step[1] != _RESPOND and self._past(step)]
         for step in steps:
@@ -805,9 +805,8 @@ class TableNode:
         """Does ``seat``, holding no key of ``hand``, sit in it (a buyer)? Its lies and
         its silence then stop the hand as a key holder's do (II.11.1, II.11.3); other
         members without a key cannot stall or spoil it."""
-        view = self.view
-        return (view is not None and seat not in hand.holders
-                and self.stage in (Stage.PLAY, Stage.REVEAL) and seat in view.game.order)
+        return (seat not in hand.holders and self.stage in (Stage.PLAY, Stage.REVEAL)
+                and self._sits(hand, seat))
 
     def _seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
