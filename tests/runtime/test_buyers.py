@@ -15,16 +15,16 @@ from typing import cast
 import pytest
 
 from cli.main import main
-from p2pkille.engine.view import DecisionPending, SeatView
+from p2pkille.engine.view import SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import _AUTHOR, _KILLE_ONLY, TableNode, Timing, _Blame
 from p2pkille.sim.faults import Faults
-from p2pkille.sim.table import SimTable, TableRun, build_table
+from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
-from tests.runtime.bots import Restless
+from tests.runtime.bots import CrashesAHolderWhenAsked, Restless
 from tests.runtime.test_log import logged_table
 
 CHEAT = 0  # the node of seat P2 at seeds 2 and 4 below: a buyer in hand 2 or 3
@@ -126,27 +126,13 @@ def test_verify_finds_the_lying_buyer_in_an_honest_log(
         assert [h["voided"] for h in doc["hands"]][:4] == [False, False, True, False]
 
 
-class _BuysLateAndCrashesAHolder(Restless):
-    """A buyer that answers a sale only ``delay`` seconds after it is offered, and that, as
-    it is offered, crashes one key holder (not the seller) for good: the holders vote the
-    buyer's decision out, and the crashed one never adds its vote."""
-
-    def __init__(self, table: SimTable, delay: float) -> None:
-        self.table = table
-        self.delay = delay
-        self.asked: float | None = None
-        self.victim: str | None = None
+class _BuysLateAndCrashesAHolder(CrashesAHolderWhenAsked, Restless):
+    """A buyer that answers a sale late and, as it is offered, crashes one key holder (not
+    the seller) for good."""
 
     def answer_sale(self, view: SeatView) -> bool:
-        now = self.table.network.now
-        if self.asked is None:
-            self.asked = now
-            seller = view.game.order[view.game.turn]
-            victim = next(s for s in view.game.order if s not in (seller, view.seat))
-            self.victim = next(n.name for n in self.table.nodes if n.my_seat == victim)
-            self.table.network.crash(self.victim)
-        if now - self.asked < self.delay:
-            raise DecisionPending("thinking")
+        seller = view.game.order[view.game.turn]
+        self._late(next(s for s in view.game.order if s not in (seller, view.seat)))
         return True
 
 

@@ -20,7 +20,7 @@ from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol.envelope import Envelope
-from tests.runtime.bots import Restless
+from tests.runtime.bots import CrashesAHolderWhenAsked, Restless
 from tests.runtime.helpers import referee_replay
 
 LIMIT = 2.0
@@ -292,27 +292,13 @@ def test_a_slow_seat_that_took_closes_before_the_last_vote_rewinds_without_a_fau
     assert len(set(closes)) == 2
 
 
-class _DecidesLateAndCrashesAHolder(ThresholdBot):
-    """Decides its first turn ``delay`` seconds late and, as it is asked, crashes another
-    key holder for good: the third holder votes the decision out, holds the late act back
-    until a holder says it saw it in time, and the crashed one never says so."""
-
-    def __init__(self, table: SimTable, delay: float) -> None:
-        super().__init__()
-        self.table = table
-        self.delay = delay
-        self.asked: float | None = None
-        self.victim: str | None = None
+class _DecidesLateAndCrashesAHolder(CrashesAHolderWhenAsked, ThresholdBot):
+    """Decides its first turn late and, as it is asked, crashes another key holder for
+    good: the third holder votes the decision out, holds the late act back until a holder
+    says it saw it in time, and the crashed one never says so."""
 
     def turn(self, view: SeatView) -> Decision:
-        now = self.table.network.now
-        if self.asked is None:
-            self.asked = now
-            victim = next(s for s in view.game.order if s != view.seat)
-            self.victim = next(n.name for n in self.table.nodes if n.my_seat == victim)
-            self.table.network.crash(self.victim)
-        if now - self.asked < self.delay:
-            raise DecisionPending("thinking")
+        self._late(next(s for s in view.game.order if s != view.seat))
         return super().turn(view)
 
 
