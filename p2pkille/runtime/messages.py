@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from p2pkille.runtime.steps import Step
 from protocol import canonical
 from protocol.canonical import JsonObject
 from protocol.errors import InvalidEncoding
@@ -287,14 +288,14 @@ def get_parts(body: Mapping[str, object], evidence: bytes) -> list[tuple[int, by
     return out
 
 
-def get_step(body: Mapping[str, object], evidence: bytes) -> tuple[int, int, int]:
-    """(seat, stage, at) of a ``timeout`` or ``seen`` body: the step a seat is awaited at."""
+def get_step(body: Mapping[str, object], evidence: bytes) -> Step:
+    """The step of a ``timeout`` or ``seen`` body: where a seat is awaited."""
     seat = _seat(body, "seat", evidence)
     assert seat is not None
-    return (seat,
-            canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
-            canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
-                              evidence=evidence))
+    return Step(seat,
+                canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
+                canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
+                                  evidence=evidence))
 
 
 def get_buyers(body: Mapping[str, object], evidence: bytes) -> tuple[int, ...]:

@@ -16,7 +16,6 @@ Every failed check goes through :meth:`TableNode._fault`.
 from __future__ import annotations
 
 import contextlib
-import enum
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +53,7 @@ from p2pkille.runtime.digest import state_digest
 from p2pkille.runtime.faults import Fault, FaultKind
 from p2pkille.runtime.io import Output, Send, WakeAt
 from p2pkille.runtime.recorded import RecordedDecider
+from p2pkille.runtime.steps import ANSWERED_STAGES, Stage, Step, keyless_index
 from protocol import canonical
 from protocol.audit import HandRecord, audit_hand
 from protocol.canonical import JsonObject, JsonValue
@@ -114,19 +114,6 @@ __all__ = ["HandOutcome", "Stage", "TableNode", "Timing"]
 
 _DECIDING: Final = frozenset({Phase.TURN, Phase.VOTE, Phase.SALE, Phase.CUT, Phase.AFTER})
 _ACT_TYPES: Final = (Keep, Swap, AskRedeal, Sell, Vote, SaleAnswer, Cut, BuyIn, Decline)
-
-
-class Stage(enum.IntEnum):
-    COMMIT = 0
-    NONCE = 1
-    ACCEPT = 2
-    KEYS = 3
-    SHUFFLE = 4
-    DEAL = 5
-    PLAY = 6
-    REVEAL = 7
-    CHECKPOINT = 8
-    DONE = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,10 +246,10 @@ class _Hand:
         self.taken: set[bytes] = set()  # ids of accuse/timeout/seen envelopes taken
         self.scanned: dict[int, int] = {}  # member -> next seq to scan ahead
         # (seat, stage, at) -> protocol seats that voted its time out
-        self.votes: dict[tuple[int, int, int], set[int]] = {}
-        self.seens: set[tuple[int, int, int]] = set()
+        self.votes: dict[Step, set[int]] = {}
+        self.seens: set[Step] = set()
         # step -> protocol seats that voted on it or said they saw its envelope
-        self.responded: dict[tuple[int, int, int], set[int]] = {}
+        self.responded: dict[Step, set[int]] = {}
         self.timed_out: set[int] = set()
         # forwards (token, to, sender) taken before this node knew they were owed
         self.early: set[tuple[int, int, int]] = set()
@@ -270,10 +257,10 @@ class _Hand:
         self.silent_key: tuple[int, ...] | None = None
         self.silent: frozenset[int] = frozenset()
         # holders whose chain holds an envelope after this hand: the steps each voted
-        self.movers: dict[int, frozenset[tuple[int, int, int]]] = {}
+        self.movers: dict[int, frozenset[Step]] = {}
         self.movers_version = -1
-        self.to_answer: list[tuple[int, int, int]] = []  # steps I answer with a seen
-        self.answered: set[tuple[int, int, int]] = set()
+        self.to_answer: list[Step] = []  # steps I answer with a seen
+        self.answered: set[Step] = set()
         self.reveal_seq: dict[int, int] = {}  # protocol seat -> seq of its reveal
         self.scan_version = -1
         # (fact count, member, seq) of each decision applied: cuts of members without a key
@@ -289,7 +276,7 @@ class _Hand:
         # fact count -> (phase, expected seat) when the game stood there: tells a vote on
         # a decision (which gets the default) from a vote on a withheld cryptographic step.
         self.phase_at: dict[int, tuple[int, int | None]] = {}
-        self.defaulted: set[tuple[int, int, int]] = set()  # decision steps given the default
+        self.defaulted: set[Step] = set()  # decision steps given the default
         # Seats whose late decision I dropped: what they sent after it, up to their
         # ``rewound``, was built on it and is dropped too.
         self.skipping: set[int] = set()
@@ -394,10 +381,10 @@ class TableNode:
         self._attempt = 0                  # hands dealt so far, voided ones included
         self._voided: set[int] = set()
         self._expelled: set[int] = set()
-        self._since: dict[tuple[int, tuple[int, int, int]], float] = {}
+        self._since: dict[tuple[int, Step], float] = {}
         self._version = 0  # bumped whenever the transcript may have grown
         self._own_top = -1  # the latest hand any envelope of my own chain is of
-        self._voted: set[tuple[int, tuple[int, int, int]]] = set()
+        self._voted: set[tuple[int, Step]] = set()
         self.outcomes: list[HandOutcome] = []
         self.timed_decisions: list[tuple[int, int, int]] = []
         """(hand, seat, step) of every decision the table gave its default."""
@@ -431,15 +418,15 @@ class TableNode:
         self._accuse_fork_wires: dict[tuple[int | None, int], tuple[bytes, bytes]] = {}
         self._outbox: list[bytes] = []  # wires to send every member (forks' branches)
         self._cert_holders: dict[int, tuple[int, ...]] = {}  # hand -> its key holders
-        self._late_seens: list[tuple[int, tuple[int, int, int]]] = []  # to answer (_late_vote)
+        self._late_seens: list[tuple[int, Step]] = []  # to answer (_late_vote)
         # voided hand -> the seats whose tally equal to mine I held when I decided
         self._void_tallies: dict[int, frozenset[int]] = {}
-        self._late_answered: set[tuple[int, tuple[int, int, int]]] = set()
+        self._late_answered: set[tuple[int, Step]] = set()
         # decided hand -> its holders, and for each step the holders (indices) whose
         # answer to it (vote or seen) I had taken: a late vote on a respond step is
         # answered from it (_late_respond_vote)
         self._past_answers: dict[
-            int, tuple[tuple[int, ...], dict[tuple[int, int, int], set[int]]]] = {}
+            int, tuple[tuple[int, ...], dict[Step, set[int]]]] = {}
         self._late_responds: dict[int, int] = {}  # decided hand -> respond seens sent
         self._late_resent: set[tuple[int, int]] = set()  # (hand, seat) answers re-sent
         # hand I held a key in and counted -> its state, for the votes that come after
@@ -488,7 +475,7 @@ class TableNode:
                     self.take_own_vote(msg.get_hand(env.body, env.wire),
                                        msg.get_step(env.body, env.wire))
 
-    def take_own_vote(self, hand: int, step: tuple[int, int, int]) -> None:
+    def take_own_vote(self, hand: int, step: Step) -> None:
         """Count a time-out vote from this member's own log as cast: a node rebuilt from
         its log then waits for that seat as it did live (it answers no ``seen`` for a
         step it voted out), and re-derives only envelopes it really made."""
@@ -564,17 +551,17 @@ class TableNode:
             deciding = stage == Stage.PLAY and self.view.game.phase in _DECIDING
             limit = self.timing.decide_limit if deciding else self.timing.limit
             owing = self._owing()
-            steps = [((seat, stage, at), limit) for seat in self.waiting_for()
+            steps = [(Step(seat, stage, at), limit) for seat in self.waiting_for()
                      if seat not in owing] + [
-                ((seat, _OWED, since), self.timing.limit) for seat, since in owing.items()] + [
+                (Step(seat, Stage.OWED, since), self.timing.limit)
+                for seat, since in owing.items()] + [
                 (step, self.timing.answer_limit) for step in self._unanswered(hand)]
             for step, wait in steps:
                 first = self._since.setdefault((hand.number, step), now)
-                if (step[0] != self.my_seat and now - first >= wait
+                if (step.seat != self.my_seat and now - first >= wait
                         and (hand.number, step) not in self._voted):
                     self._voted.add((hand.number, step))
-                    self._emit(out, msg.TIMEOUT, {"at": step[2], "hand": hand.number,
-                                                  "seat": step[0], "stage": step[1]})
+                    self._emit(out, msg.TIMEOUT, step.body(hand.number))
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._pump(out)
@@ -588,7 +575,7 @@ class TableNode:
         in the other stages, (VOID, 0) while the hand's accusations are collected."""
         hand = self.hand
         if hand is not None and hand.voiding:
-            return (_TALLY, 0) if hand.tally_ids is not None else (_VOID, 0)
+            return (Stage.TALLY, 0) if hand.tally_ids is not None else (Stage.VOID, 0)
         # The game's fact count, not a node-local one: a voided hand rewinds it, so
         # every node names the same step whatever it consumed of the voided hand.
         view = self.view
@@ -606,7 +593,7 @@ class TableNode:
             out[seat] = min(since, out.get(seat, since))
         return out
 
-    def _unanswered(self, hand: _Hand) -> list[tuple[int, int, int]]:
+    def _unanswered(self, hand: _Hand) -> list[Step]:
         """Respond steps I wait on: for each step I voted that is still open (no seen, not
         agreed; not itself a respond step), and at fewer than five holders each step of
         mine that another holder voted after I took it, every other holder that has
@@ -614,7 +601,7 @@ class TableNode:
         whole limit is voted out in turn, so that two holders silent together cannot
         each wait for the other's vote, nor can a holder shield another by never voting
         it out (II.11.3)."""
-        out: list[tuple[int, int, int]] = []
+        out: list[Step] = []
         if hand.me is None:
             return out
         steps = [step for number, step in self._voted if number == hand.number]
@@ -627,22 +614,22 @@ class TableNode:
             # the seen, one for the voter's next step (fault generator seeds 921, 1378).
             # A seat without a key (a buyer, a buy-in) is no holder: the voters alone are
             # every holder but the silent one (seed 25).
-            steps += [step for step in hand.votes
-                      if step[0] == self.my_seat and step[1] != _RESPOND and self._past(step)]
+            steps += [step for step in hand.votes if step.seat == self.my_seat
+                      and step.stage != Stage.RESPOND and self._past(step)]
         for step in steps:
-            if (step[1] == _RESPOND or step in hand.seens or step in hand.defaulted
-                    or step[0] in hand.timed_out or self._dead(hand, step)):
+            if (step.stage == Stage.RESPOND or step in hand.seens or step in hand.defaulted
+                    or step.seat in hand.timed_out or self._dead(hand, step)):
                 continue
-            out += [_respond_step(seat, step) for seat in self._not_answering(hand, step)
+            out += [step.respond(seat) for seat in self._not_answering(hand, step)
                     if seat not in hand.timed_out]
         return sorted(out)
 
     @staticmethod
-    def _not_answering(hand: _Hand, step: tuple[int, int, int]) -> list[int]:
+    def _not_answering(hand: _Hand, step: Step) -> list[int]:
         """The holders but me and ``step``'s seat that neither voted on it nor said seen."""
         answered = hand.responded.get(step, set())
         return [seat for k, seat in enumerate(hand.holders)
-                if k != hand.me and seat != step[0] and k not in answered]
+                if k != hand.me and seat != step.seat and k not in answered]
 
     def silent_without_majority(self) -> tuple[int, ...]:
         """The holders I wait on in vain when they are two or more and the other holders
@@ -657,11 +644,11 @@ class TableNode:
         patience = self.timing.limit + self.timing.answer_limit
         seats: set[int] = set()
         for number, step in self._voted:
-            if (number != hand.number or step in hand.seens or step[0] in hand.timed_out
-                    or step in hand.defaulted or step[0] not in hand.holders
+            if (number != hand.number or step in hand.seens or step.seat in hand.timed_out
+                    or step in hand.defaulted or step.seat not in hand.holders
                     or self._dead(hand, step)):
                 continue  # a decision counts too: its default needs every other vote
-            seats.add(step[0])
+            seats.add(step.seat)
             if self._now - self._since.get((number, step), self._now) >= patience:
                 seats.update(self._not_answering(hand, step))
         seats -= hand.timed_out
@@ -933,7 +920,7 @@ class TableNode:
         seat = self.seat_of[m]
         if seat in hand.skipping:
             return True  # dropped, up to its rewound
-        step = (seat, *self._step_now())
+        step = Step(seat, *self._step_now())
         # While voiding, the step is the void round's (an accuse or a tally: read ahead,
         # never held here), not this envelope's: a vote there holds back no hand flow. A
         # voiding node plays on (its checks of the accusations may need the envelope):
@@ -1023,7 +1010,7 @@ class TableNode:
         hand = self.hand
         at = env.body.get("at")
         return (env.kind == msg.ACT and hand is not None and type(at) is int
-                and (self.seat_of[m], int(Stage.PLAY), at) in hand.defaulted)
+                and Step(self.seat_of[m], Stage.PLAY, at) in hand.defaulted)
 
     def _answer_held(self, hand: _Hand, seat: int, env: Envelope) -> bool:
         """Is ``seat``'s vote or seen (``env``) held back? I voted it out at the respond
@@ -1040,9 +1027,9 @@ class TableNode:
             step = msg.get_step(env.body, env.wire)
         except ProtocolError:
             return False
-        if step[1] == _RESPOND:
+        if step.stage == Stage.RESPOND:
             return False
-        respond = _respond_step(seat, step)
+        respond = step.respond(seat)
         return ((hand.number, respond) in self._voted and respond not in hand.seens
                 and not self._dead(hand, respond))
 
@@ -1051,7 +1038,7 @@ class TableNode:
         holder has said it holds a tally of it that matches its own (II.11.3): either a
         holder took it in time and every node takes it, or nobody did and the time-out
         is agreed."""
-        step = (seat, _TALLY, 0)
+        step = Step(seat, Stage.TALLY, 0)
         return (hand.me is not None and (hand.number, step) in self._voted
                 and step not in hand.seens and not self._dead(hand, step)
                 and not self._vouched(hand, seat))
@@ -1075,7 +1062,7 @@ class TableNode:
         backers = [k for k in movers
                    if k != hand.me and self._final_tally(hand.holders[k], hand) == mine]
         return 2 * (len(backers) + 1) > len(hand.holders) and not any(
-            step[0] == self.my_seat for k in backers for step in movers[k])
+            step.seat == self.my_seat for k in backers for step in movers[k])
 
     # ------------------------------------------------------------------ consuming
 
@@ -1451,7 +1438,7 @@ class TableNode:
         at = canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="act",
                                evidence=env.wire)
         if at != game.fact_count:
-            if (self.seat_of[m], int(Stage.PLAY), at) in hand.defaulted:
+            if Step(self.seat_of[m], Stage.PLAY, at) in hand.defaulted:
                 # Late: the table agreed its time ran out and gave the default. Its node
                 # took it and may have built on it until it heard: skip to its rewound.
                 hand.skipping.add(self.seat_of[m])
@@ -1626,7 +1613,7 @@ class TableNode:
         index = hand.protocol_seat(seat)
         # A buyer holds no key: its claim is keyless and every key holder answers it.
         keyless = index is None
-        prover = _keyless_prover(hand, seat) if index is None else index
+        prover = keyless_index(len(hand.holders), seat) if index is None else index
         excluded = _encodings(ranks)
         ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
         try:
@@ -1721,7 +1708,7 @@ class TableNode:
         view = self.view
         assert view is not None
         assert self.my_seat is not None
-        prover = _keyless_prover(hand, self.my_seat) if hand.me is None else hand.me
+        prover = keyless_index(len(hand.holders), self.my_seat) if hand.me is None else hand.me
         ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
         claim = PetClaim.make(ctx, hand.final[token], _encodings(ranks), hand.key,
                               self._rng("pet-" + purpose.decode(), hand.number, token,
@@ -1941,7 +1928,7 @@ class TableNode:
             # Votes for a step I have since passed: I hold the envelope, so I answer.
             for step in hand.votes:
                 if ((hand.number, step) not in self._voted and step not in hand.to_answer
-                        and step[0] != self.my_seat and step not in hand.answered
+                        and step.seat != self.my_seat and step not in hand.answered
                         and self._past(step)):
                     hand.to_answer.append(step)
 
@@ -2019,7 +2006,7 @@ class TableNode:
                 return False
         return not self._votes_open(hand)
 
-    def _never(self, hand: _Hand, step: tuple[int, int, int]) -> set[int]:
+    def _never(self, hand: _Hand, step: Step) -> set[int]:
         """The holders (indices) that will never vote ``step``: those that said they saw
         it, and those whose chain moved past the hand without a vote on it (a holder votes
         only in the hand it is in). A silent set that uses the step holds them all."""
@@ -2029,24 +2016,24 @@ class TableNode:
                      if k not in voters and step not in steps)
         return never
 
-    def _dead(self, hand: _Hand, step: tuple[int, int, int]) -> bool:
+    def _dead(self, hand: _Hand, step: Step) -> bool:
         """Can no silent set ever use ``step``? Its seat with the holders that will never
         vote it are more than a set may hold. Then a vote on it is settled as by a seen:
         nobody can agree that its envelope came too late. Without this, a holder cut off
         as the others counted the hand and moved on waited for ever for their seens."""
-        if step[0] not in hand.holders:
+        if step.seat not in hand.holders:
             return False
         never = self._never(hand, step)
-        never.discard(hand.holders.index(step[0]))
+        never.discard(hand.holders.index(step.seat))
         return len(never) + 1 > _set_bound(len(hand.holders))
 
-    def _movers(self, hand: _Hand) -> dict[int, frozenset[tuple[int, int, int]]]:
+    def _movers(self, hand: _Hand) -> dict[int, frozenset[Step]]:
         """The holders whose chain holds an envelope of a later hand (or ``over`` for this
         one), each with the steps of this hand it voted, read ahead of consumption."""
         if hand.movers_version == self._version:
             return hand.movers
         hand.movers_version = self._version
-        movers: dict[int, frozenset[tuple[int, int, int]]] = {}
+        movers: dict[int, frozenset[Step]] = {}
         number = hand.number
         for k, seat in enumerate(hand.holders):
             m = self.member_of[seat]
@@ -2084,10 +2071,10 @@ class TableNode:
         yet: a late signature must not commit the hand while the holders may still agree
         that it came too late (a member without a key casts no vote, II.11.3)."""
         return bool(hand.timed_out) or any(
-            step[1] == Stage.CHECKPOINT and step not in hand.seens
+            step.stage == Stage.CHECKPOINT and step not in hand.seens
             and not self._dead(hand, step) for step in hand.votes)
 
-    def _late_vote(self, number: int, step: tuple[int, int, int]) -> None:
+    def _late_vote(self, number: int, step: Step) -> None:
         """A vote on a checkpoint signature of a hand I committed: I hold it, so I say
         so (a voter waits for a seen before it takes a late envelope, and I no longer
         answer from that hand's round)."""
@@ -2097,12 +2084,12 @@ class TableNode:
                 and seat != self.my_seat and (number, step) not in self._late_seens):
             self._late_seens.append((number, step))
 
-    def _late_tally_vote(self, number: int, step: tuple[int, int, int]) -> None:
+    def _late_tally_vote(self, number: int, step: Step) -> None:
         """A vote at the tally step of a hand I voided, on a seat whose tally I held: I
         say so (the voter takes that tally only after a seen, and I no longer answer from
         that hand's round)."""
         seat, stage, _ = step
-        if (stage == _TALLY and seat in self._void_tallies[number] and seat != self.my_seat
+        if (stage == Stage.TALLY and seat in self._void_tallies[number] and seat != self.my_seat
                 and (number, step) not in self._late_seens):
             self._late_seens.append((number, step))
 
@@ -2135,19 +2122,19 @@ class TableNode:
         if env.kind == msg.TIMEOUT:
             self._late_respond_vote(number, step, seat)
 
-    def _late_respond_vote(self, number: int, step: tuple[int, int, int], voter: int) -> None:
+    def _late_respond_vote(self, number: int, step: Step, voter: int) -> None:
         """A holder's vote on holder Z's respond step for a step X of a hand I decided: if
         I took Z's answer to X, I say so and send Z's answers again (the voter holds Z's
         answer back until a seen; nobody in that hand answers any more). At most
         ``_LATE_RESPONDS`` per hand: made-up steps cost their author, not me."""
-        about = _responded_to(step)
+        about = step.about
         past = self._past_answers.get(number)
         if about is None or past is None:
             return
         holders, answered = past
-        seat = step[0]
-        if (seat in holders and voter != seat and about[0] != seat
-                and about[1] in _STEP_STAGES
+        seat = step.seat
+        if (seat in holders and seat not in (voter, about.seat)
+                and about.stage in ANSWERED_STAGES
                 and holders.index(seat) in answered.get(about, ())
                 and (number, step) not in self._voted
                 and (number, step) not in self._late_answered
@@ -2265,7 +2252,7 @@ class TableNode:
         view = self.view
         return view is not None and view.game.fact_count >= at
 
-    def _counts(self, hand: _Hand, step: tuple[int, int, int]) -> bool:
+    def _counts(self, hand: _Hand, step: Step) -> bool:
         """Can an agreed time-out of ``step`` time its seat out? Not a decision (it gets
         the default), nor a play step this node has not reached yet (it decides that
         when it gets there)."""
@@ -2275,9 +2262,9 @@ class TableNode:
         if seat not in hand.holders:
             # A buyer's step (a disclosure, a show, a forward it owes) once this node sits
             # where the step was voted; only every holder's vote times it out (_silent).
-            if stage == _OWED:
+            if stage == Stage.OWED:
                 return self._reached(at) and self._in_play(hand, seat)
-            if stage == _VOID:
+            if stage == Stage.VOID:
                 return self._sits(hand, seat)  # its disclosure in a sealed dispute
             if stage != Stage.PLAY or not self._in_play(hand, seat):
                 return False
@@ -2308,7 +2295,7 @@ class TableNode:
         for step, voters in hand.votes.items():
             if not self._counts(hand, step):
                 continue
-            seat = step[0]
+            seat = step.seat
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
             if out == {seat}:
                 silent.add(seat)  # every other holder voted: the rule for one seat
@@ -2327,7 +2314,7 @@ class TableNode:
         hand.silent_key, hand.silent = key, frozenset(silent)
         return hand.silent
 
-    def _give_default(self, hand: _Hand, step: tuple[int, int, int], phase: int) -> None:
+    def _give_default(self, hand: _Hand, step: Step, phase: int) -> None:
         """Apply the default decision at ``step``. A node that took the seat's late
         decision there first (the seat's own node, or one that holds no key and casts no
         vote) rewinds to the step: the table agreed the decision came too late."""
@@ -2403,13 +2390,13 @@ class TableNode:
             len(k) >= 2 and k[1] == n and k[0] in ("show", "draw", Stage.REVEAL,
                                                     Stage.CHECKPOINT))}
 
-    def _past(self, step: tuple[int, int, int]) -> bool:
+    def _past(self, step: Step) -> bool:
         """This node no longer waits for that seat at that step (it holds its envelope)."""
         seat, stage, at = step
-        if stage == _OWED:
+        if stage == Stage.OWED:
             hand = self.hand
             return hand is not None and (seat, at) not in hand.owed.values()
-        about = _responded_to(step)
+        about = step.about
         if about is not None:
             hand = self.hand
             index = None if hand is None else hand.protocol_seat(seat)
@@ -2483,7 +2470,7 @@ class TableNode:
         the forwards it sealed, as a holder's accuse does; it stops nothing."""
         hand = self.hand
         assert hand is not None
-        slot = _buyer_slot(hand, self.seat_of[m])
+        slot = keyless_index(len(hand.holders), self.seat_of[m])
         if slot in hand.disclosed:
             raise _Blame(FaultKind.ILLEGAL_ACT, _AUTHOR, "a second accusation")
         accuse = self._parse_accuse(m, env)
@@ -2503,7 +2490,7 @@ class TableNode:
             out.update(a.accused for a in accs
                        if a.kind in _SEALED and a.accused < len(self.members)
                        and a.accused not in hand.holders and a.accused not in hand.timed_out
-                       and _buyer_slot(hand, a.accused) not in hand.disclosed
+                       and keyless_index(len(hand.holders), a.accused) not in hand.disclosed
                        and self._sits(hand, a.accused))
         return tuple(sorted(out))
 
@@ -2639,7 +2626,7 @@ class TableNode:
         assert hand is not None
         index = hand.protocol_seat(acc.accused)
         # A buyer's disclosure is kept apart from the holders' (and names no maker).
-        sealer = _buyer_slot(hand, acc.accused) if index is None else index
+        sealer = keyless_index(len(hand.holders), acc.accused) if index is None else index
         try:
             boxes = msg.get_boxes(env.body, env.wire)
             if env.kind == msg.FORWARD:
@@ -3219,15 +3206,14 @@ class TableNode:
             number, late = self._late_seens.pop(0)
             if (number, late) not in self._late_answered:
                 self._late_answered.add((number, late))
-                seat, st, at = late
-                self._emit(out, msg.SEEN, {"at": at, "hand": number, "seat": seat,
-                                           "stage": st})
-                if st == _TALLY:
+                seat, st, _ = late
+                self._emit(out, msg.SEEN, late.body(number))
+                if st == Stage.TALLY:
                     # The tally I hold may be the other branch of one the voter holds.
                     member = self.members[self.member_of[seat]]
                     out += [Send(env.wire) for env in self.transcript.chain(member)
                             if env.body.get("hand") == number and env.kind == msg.TALLY]
-                elif st == _RESPOND and (number, seat) not in self._late_resent:
+                elif st == Stage.RESPOND and (number, seat) not in self._late_resent:
                     self._late_resent.add((number, seat))
                     member = self.members[self.member_of[seat]]
                     out += [Send(env.wire) for env in self.transcript.chain(member)
@@ -3269,8 +3255,8 @@ class TableNode:
         if hand.to_answer and hand.me is not None:
             awaited = hand.to_answer.pop(0)
             hand.answered.add(awaited)
-            seat, st, at = awaited
-            self._emit(out, msg.SEEN, {"at": at, "hand": n, "seat": seat, "stage": st})
+            seat = awaited.seat
+            self._emit(out, msg.SEEN, awaited.body(n))
             member = self.members[self.member_of[seat]]
             out += [Send(env.wire) for env in self.transcript.chain(member)
                     if env.body.get("hand") == n]
@@ -3597,14 +3583,6 @@ def _default(phase: int, seat: int) -> Fact:
 
 _AUTHOR: Final = -1
 _PENDING: Final = "pending"
-_VOID: Final = 10  # the step "collecting accusations" (after every Stage)
-_OWED: Final = 11  # the step "a forward owed since fact count at" (beside play)
-_TALLY: Final = 12  # the step "tallying the void round" (after collecting accusations)
-# The step "a holder's answer (vote or seen) to another step": `at` packs that step.
-_RESPOND: Final = 13
-# The stages a step a holder answers can be at (what a respond step may be about).
-_STEP_STAGES: Final = frozenset({Stage.KEYS, Stage.SHUFFLE, Stage.DEAL, Stage.PLAY,
-                                 Stage.REVEAL, Stage.CHECKPOINT, _VOID, _OWED, _TALLY})
 # Late seens of respond steps a node sends per hand it decided (II.11.3).
 _LATE_RESPONDS: Final = 256
 # Envelopes that only a hand's own course produces: never one for a hand my chain has left.
@@ -3623,28 +3601,9 @@ def _replay_key(kind: str, body: Mapping[str, object]) -> tuple[object, ...]:
     return (kind, canonical.encode(body))
 
 
-def _respond_step(seat: int, step: tuple[int, int, int]) -> tuple[int, int, int]:
-    """``seat``'s answer to ``step`` as a step of its own (II.11.3)."""
-    other, stage, at = step
-    return (seat, _RESPOND, (at * 16 + stage) * 64 + other)
-
-
-def _responded_to(step: tuple[int, int, int]) -> tuple[int, int, int] | None:
-    """The step a respond step is about, or None for another step."""
-    _, stage, at = step
-    if stage != _RESPOND:
-        return None
-    return (at % 64, (at // 64) % 16, at // 1024)
-
-
 #: A tally: per key holder the id of the accuse its author counts (or None), and the
 #: seats without a key it counts timed out (ascending).
 _Tally = tuple[tuple[bytes | None, ...], tuple[int, ...]]
-
-
-def _buyer_slot(hand: _Hand, seat: int) -> int:
-    """Where a buyer's disclosure is kept in ``hand.disclosed``: past every holder's."""
-    return len(hand.holders) + seat
 
 
 def _my_tally(hand: _Hand) -> _Tally | None:
@@ -3694,12 +3653,6 @@ _NOBODY: Final = 2**63  # the rng context of a public share (no recipient)
 _KILLE_ONLY: Final = frozenset({Rank.KILLE})
 #: seal_share draws nothing when given its ephemeral key.
 _NO_RNG: Final = DeterministicRng(bytes(32))
-
-
-def _keyless_prover(hand: _Hand, seat: int) -> int:
-    """The claim context's prover for game seat ``seat`` holding no key: past every key
-    holder's protocol seat (so every holder answers), and still naming the seat."""
-    return len(hand.holders) + seat
 
 
 def _encodings(ranks: frozenset[Rank]) -> tuple[Point, ...]:

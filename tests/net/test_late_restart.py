@@ -14,6 +14,7 @@ from p2pkille.runtime import messages as msg
 from p2pkille.runtime.config import seat_name
 from p2pkille.runtime.log import LoggedNode, load_log, restart_from_log, verify_log
 from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.runtime.steps import Step
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 
@@ -39,7 +40,7 @@ def _crash_in_hand_two(table: SimTable, victim: int) -> None:
     table.network.crash(node.name)
 
 
-def _own_votes(node: TableNode) -> list[tuple[int, int, int]]:
+def _own_votes(node: TableNode) -> list[Step]:
     return [msg.get_step(e.body, e.wire) for e in node.transcript.chain(node.identity.public)
             if e.kind == msg.TIMEOUT]
 

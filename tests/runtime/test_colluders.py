@@ -18,6 +18,7 @@ import pytest
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.runtime.steps import Step
 from p2pkille.sim.table import SimTable, build_table
 from tests.runtime.helpers import misbehave
 
@@ -158,7 +159,7 @@ def test_two_colluders_vouching_for_each_other_do_not_mislead_a_member_without_a
             out = list(super().wake(now))
             h = self.hand
             if ("body" in state and "sent" not in state and h is not None and h.number == 2
-                    and h.votes.get((c, int(Stage.CHECKPOINT), 0), set()) >= {
+                    and h.votes.get(Step(c, Stage.CHECKPOINT, 0), set()) >= {
                         h.holders.index(s) for s in honest}):
                 state["sent"] = True
                 made: list[Output] = []

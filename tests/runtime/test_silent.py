@@ -24,7 +24,8 @@ from p2pkille.runtime import gapfill
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.log import LoggedNode, load_log, verify_log
-from p2pkille.runtime.node import Stage, TableNode, Timing, _respond_step
+from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.runtime.steps import Step
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import DeciderFactory, SimTable, build_table
@@ -200,8 +201,8 @@ def test_a_late_answer_from_a_holder_voted_out_on_its_respond_step_is_held_back(
     net.crash(crashed.name)
     for other in rest:
         net.set_link(cut.name, other.name, Faults(drop=1.0), one_way=True)
-    step = (awaited, int(Stage.SHUFFLE), 0)
-    respond = _respond_step(cut.my_seat, step)
+    step = Step(awaited, Stage.SHUFFLE, 0)
+    respond = step.respond(cut.my_seat)
     net.run(stop=lambda _: any((hand.number, respond) in n._voted for n in rest),
             until=net.now + 100.0)
     for other in rest:
@@ -330,21 +331,21 @@ def test_late_seens_of_respond_steps_are_bounded_and_only_for_real_answers() -> 
     def seens() -> int:
         return sum(1 for n, _ in node._late_seens if n == number)
 
-    step = (other, int(Stage.DEAL), 0)
-    node._late_respond_vote(number, _respond_step(z, step), voter)
+    step = Step(other, Stage.DEAL, 0)
+    node._late_respond_vote(number, step.respond(z), voter)
     assert seens() == 0  # Z's answer to it was never taken
     answered.setdefault(step, set()).add(holders.index(z))
-    node._late_respond_vote(number, _respond_step(z, step), z)  # Z votes itself out
-    node._late_respond_vote(number, _respond_step(z, (z, int(Stage.DEAL), 0)), voter)
-    node._late_respond_vote(number, _respond_step(z, (other, int(Stage.DONE), 0)), voter)
+    node._late_respond_vote(number, step.respond(z), z)  # Z votes itself out
+    node._late_respond_vote(number, Step(z, Stage.DEAL, 0).respond(z), voter)
+    node._late_respond_vote(number, Step(other, Stage.DONE, 0).respond(z), voter)
     assert seens() == 0
-    node._late_respond_vote(number, _respond_step(z, step), voter)
-    node._late_respond_vote(number, _respond_step(z, step), voter)  # once
+    node._late_respond_vote(number, step.respond(z), voter)
+    node._late_respond_vote(number, step.respond(z), voter)  # once
     assert seens() == 1
     for at in range(1, 400):
-        made_up = (other, int(Stage.PLAY), at)
+        made_up = Step(other, Stage.PLAY, at)
         answered.setdefault(made_up, set()).add(holders.index(z))
-        node._late_respond_vote(number, _respond_step(z, made_up), voter)
+        node._late_respond_vote(number, made_up.respond(z), voter)
     assert seens() == 256
 
 

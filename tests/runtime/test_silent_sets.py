@@ -103,14 +103,15 @@ def test_the_vote_that_completes_a_holders_own_time_out_keeps_it_in_every_set() 
     # and such a member stalled in a hand the holders had voided without A and Z.
     from itertools import permutations
 
-    from p2pkille.runtime.node import Stage, _Hand, _respond_step
+    from p2pkille.runtime.node import Stage, _Hand
+    from p2pkille.runtime.steps import Step
     from p2pkille.sim.table import build_table
     from protocol.keys import HandContext
 
     node = build_table(5, seed=1, chips=3).nodes[0]
     a, z = 1, 2
-    step = (a, int(Stage.KEYS), 0)
-    respond = _respond_step(z, step)
+    step = Step(a, Stage.KEYS, 0)
+    respond = step.respond(z)
     votes = [(step, 0), (step, 3), (step, 4), (respond, 0), (respond, 3), (respond, 4),
              (step, z)]
     outcomes = set()
