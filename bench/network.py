@@ -68,7 +68,7 @@ async def child(index: int, n: int, seed: int, hands: int, kind: str, arg: str) 
     # in the game): same keys, same secret seed, same decider.
     node = TableNode(peer_name(sim_node.identity.public), sim_node.identity,
                      sim_node.delivery, sim_node.config, sim_node.decider,
-                     sim_node._seed, sim_node.timing)
+                     sim_node.seed, sim_node.timing)
     others = {peer_name(k) for k in node.members} - {node.name}
     transport: Mesh | MqttTransport
     if kind == "mesh":

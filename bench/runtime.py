@@ -49,7 +49,7 @@ import argparse
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -58,7 +58,6 @@ import rbcl
 
 import protocol.group as group_module
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import SimTable, build_table
 from protocol.group import Workers, counters
 
@@ -79,36 +78,24 @@ class Meter:
     used: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
-def _instrument(node: TableNode, meter: Meter) -> None:
-    """Meter the node's ``_act`` and ``_consume`` (instance attributes; the class is
-    untouched)."""
-    act: Callable[..., bool] = node._act
-    consume: Callable[..., None] = node._consume
-    emit: Callable[..., None] = node._emit
-    emitted: list[str] = []
+class MeterProbe:
+    """A node's :class:`~p2pkille.runtime.behaviour.Probe`: the multiplications each of its
+    moves (by the kind of the first envelope it signs) and each consumption cost."""
 
-    def metered_emit(out: Any, kind: str, body: Any) -> None:
-        emitted.append(kind)
-        emit(out, kind, body)
+    def __init__(self, meter: Meter) -> None:
+        self.meter = meter
+        self.before = 0
 
-    def metered_act(out: Any) -> bool:
-        before = counters.scalar_mults
-        emitted.clear()
-        result = act(out)
-        spent = counters.scalar_mults - before
+    def start(self) -> None:
+        self.before = counters.scalar_mults
+
+    def moved(self, kinds: Sequence[str]) -> None:
+        spent = counters.scalar_mults - self.before
         if spent:
-            phase = PHASE_OF.get(emitted[0], "play") if emitted else "play"
-            meter.made[phase] += spent
-        return result
+            self.meter.made[PHASE_OF.get(kinds[0], "play") if kinds else "play"] += spent
 
-    def metered_consume(m: int, env: Any) -> None:
-        before = counters.scalar_mults
-        consume(m, env)
-        meter.used[PHASE_OF.get(env.kind, "keys")] += counters.scalar_mults - before
-
-    node._emit = metered_emit  # type: ignore[method-assign]
-    node._act = metered_act  # type: ignore[method-assign]
-    node._consume = metered_consume  # type: ignore[method-assign]
+    def consumed(self, kind: str) -> None:
+        self.meter.used[PHASE_OF.get(kind, "keys")] += counters.scalar_mults - self.before
 
 
 class OpTimer:
@@ -218,14 +205,14 @@ def _play(peers: int, hands: int, seed: int, mode: str, workers: Workers | None,
                                   workers=workers)
     nodes = table.nodes
     net = table.network
-    net.run(stop=lambda _: all(n.hand is not None for n in nodes))
+    net.run(stop=lambda _: all(n.status() is not None for n in nodes))
     out = []
     for k in range(1, hands + 1):
         meters = [Meter() for _ in nodes]
         timer = OpTimer()
         if metered:
             for node, meter in zip(nodes, meters, strict=True):
-                _instrument(node, meter)
+                node.probe = MeterProbe(meter)
             timer.install()
         counters.reset()
         sent = sum(n.sent_envelopes for n in nodes), sum(n.sent_bytes for n in nodes)
@@ -238,9 +225,8 @@ def _play(peers: int, hands: int, seed: int, mode: str, workers: Workers | None,
         finally:
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
             timer.remove()
-        for node in nodes:  # drop the instance wrappers before the next hand meters anew
-            for name in ("_emit", "_act", "_consume"):
-                vars(node).pop(name, None)
+        for node in nodes:  # the next hand meters anew
+            node.probe = None
         counts = (counters.base_mults, counters.var_mults, counters.adds)
         costs = op_costs() if not metered else (0.0, 0.0, 0.0)
         out.append(_Pass(

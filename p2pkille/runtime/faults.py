@@ -1,15 +1,19 @@
 """Typed faults a node detects: the seat to blame, why, and the evidence.
 
-Every check that fails in :mod:`p2pkille.runtime.node` ends in one method that
-builds a :class:`Fault`; part 2 turns these into signed accusations.
+Every check that fails ends in :meth:`p2pkille.runtime.accusations.Accusations.fault`,
+which records a :class:`Fault` and, for a key holder's fault with evidence, stops the
+hand so the node accuses (docs/protocol.md II.11.1).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Final
 
-__all__ = ["Fault", "FaultKind"]
+from protocol.errors import ProtocolError
+
+__all__ = ["AUTHOR", "BUYER_FAULTS", "PUBLIC_CHECKS", "SEALED", "Blame", "Fault", "FaultKind"]
 
 
 class FaultKind(enum.Enum):
@@ -44,3 +48,30 @@ class Fault:
             "kind": self.kind.value,
             "reason": self.reason,
         }
+
+
+#: The seat :class:`Blame` names for "the author of the envelope being consumed".
+AUTHOR: Final = -1
+#: A sealed share that fails: settled as a dispute over what the box held.
+SEALED: Final = frozenset({FaultKind.BAD_SEAL.value, FaultKind.BAD_SHARE.value})
+#: A buyer's faults that stop the hand, besides a sealed-share dispute (which its own
+#: accuse answers: it discloses, as a holder does): each is decided the same by every node
+#: from public data.
+BUYER_FAULTS: Final = frozenset(k.value for k in (
+    FaultKind.FALSE_FACT, FaultKind.BAD_PROOF, FaultKind.EQUIVOCATION))
+#: Faults every node finds when it consumes the envelope.
+PUBLIC_CHECKS: Final = frozenset(k.value for k in (
+    FaultKind.MALFORMED, FaultKind.BAD_KEY, FaultKind.BAD_SHARE, FaultKind.ILLEGAL_ACT,
+    FaultKind.FALSE_SHOW, FaultKind.CHECKPOINT, FaultKind.BAD_PROOF))
+
+
+class Blame(ProtocolError):
+    """Raised inside a consume handler: the fault to record. ``seat`` is the table seat
+    to blame: :data:`AUTHOR` for the envelope's author, ``None`` for nobody yet (the
+    audit will name the seat)."""
+
+    def __init__(self, kind: FaultKind, seat: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.seat = seat
+        self.reason = reason

@@ -511,7 +511,7 @@ def _own_timeout(node: TableNode, env: Envelope) -> None:
     ``seen`` of another holder), or it re-derives envelopes it never made live, and its
     own chain shows as forked. Whether the time had run out was the member's clock's
     call, which no replay can check, so the vote stands as logged."""
-    hand = node.hand
+    hand = node.status()
     if hand is None:
         return
     if env.author != node.identity.public or env.kind != msg.TIMEOUT \

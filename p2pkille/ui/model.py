@@ -231,7 +231,7 @@ class TableScreen:
         table's current step began, as the screen saw it."""
         node = self.table.human
         stage = node.stage
-        hand = node.hand
+        hand = node.status()
         deciding = stage == Stage.PLAY and game.phase in _DECIDING
         step = (len(node.outcomes), game.hand_no, int(stage),
                 hand is not None and hand.voiding,
@@ -537,7 +537,7 @@ class TableScreen:
                         out.append([("class:warn", self.t("vanished", who=who, secs=int(secs)))])
                 stuck = node.silent_without_majority()
                 if stuck:
-                    hand = node.hand
+                    hand = node.status()
                     out.append([("class:warn", self.t(
                         "no_majority", who=", ".join(names[s] for s in stuck),
                         n=len(hand.holders) if hand is not None else len(names)))])
