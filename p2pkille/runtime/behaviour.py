@@ -50,9 +50,9 @@ class Behaviour:
         its hand: it sends no other."""
         return []
 
-    def received(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
-        """What the node sends in answer to a message; ``grew``: the message brought it a
-        new envelope."""
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        """What the node sends in answer to one input, a message or a wake (its outputs,
+        in order); ``grew``: a message that brought it a new envelope."""
         return out
 
 

@@ -25,6 +25,7 @@ from p2pkille.runtime.io import Output, Send, WakeAt
 from p2pkille.runtime.outcome import DEFAULT_TIMING, HandOutcome, Timing
 from p2pkille.runtime.status import HandStatus
 from p2pkille.runtime.steps import Stage, Step
+from protocol.canonical import JsonValue
 from protocol.errors import RemoteProtocolError
 from protocol.group import Workers
 from protocol.identity import Identity, PublicKey
@@ -71,7 +72,7 @@ class TableNode:
         core.intake.accept(data)
         self._settle(out)
         grew = len(self._core.table.transcript.accepted) > accepted
-        return self._core.behaviour.received(self, grew, out)
+        return self._core.behaviour.sending(self, grew, out)
 
     def wake(self, now: float) -> Sequence[Output]:
         core = self._core
@@ -85,7 +86,7 @@ class TableNode:
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._settle(out)
-        return out
+        return self._core.behaviour.sending(self, False, out)
 
     def _settle(self, out: list[Output]) -> None:
         self._core.pump(out)
@@ -279,6 +280,11 @@ class TableNode:
         return self._core.rewinder.rebuilds
 
     @property
+    def consumed(self) -> tuple[int, ...]:
+        """Per member (index), the seq of its last envelope this node consumed."""
+        return tuple(self._core.table.consumed)
+
+    @property
     def dropped(self) -> int:
         """Transport input ignored: bytes that are no valid envelope or sync."""
         return self._core.table.dropped
@@ -369,6 +375,13 @@ class TableNode:
         """My key share of the current hand; None if I hold none."""
         hand = self._core.table.hand
         return None if hand is None else hand.deck.key
+
+    def disclosures(self) -> list[JsonValue]:
+        """What my accuse of the current hand would disclose now: the boxes I sealed that
+        a holder may dispute, each with its one-time key (an ``accuse``'s ``disclosed``)."""
+        hand = self._core.table.hand
+        assert hand is not None
+        return self._core.accusations.disclosures(hand)
 
     def claim_proof(self, token: int, purpose: bytes, ranks: frozenset[Rank]) -> str:
         """My proof (strict tables) that card ``token`` of the current hand is none of

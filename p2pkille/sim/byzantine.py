@@ -101,7 +101,7 @@ class Replay(Behaviour):
     def __init__(self) -> None:
         self.replays = 0
 
-    def received(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
         if not grew:
             return out
         self.replays += 1
@@ -140,7 +140,7 @@ class Garbage(Behaviour):
     def __init__(self) -> None:
         self.blobs = 0
 
-    def received(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
         if not grew:
             return out
         self.blobs += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from p2pkille.engine.facts import Deal, Fact
 from p2pkille.engine.machine import Game, Phase
 from p2pkille.engine.referee import oracle_fact
+from p2pkille.runtime.behaviour import Behaviour
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import SimTable
 from protocol import canonical
@@ -43,12 +44,13 @@ def node_results(node: TableNode) -> list[tuple[int, list[str], int, dict[str, i
     return [(o.hand, o.died, o.pot, o.chips) for o in node.outcomes]
 
 
-def misbehave(table: SimTable, seat: int, cls: type[TableNode]) -> TableNode:
-    """Make the node at ``seat`` (0-based, ``P1``..) a ``cls`` (a TableNode subclass that
-    changes what it sends) and count it as misbehaving, so ``honest`` leaves it out."""
+def misbehave(table: SimTable, seat: int, behaviour: Behaviour | type[Behaviour]
+              ) -> TableNode:
+    """Give the node at ``seat`` (0-based, ``P1``..) ``behaviour`` (what it sends instead
+    of the honest course) and count it as misbehaving, so ``honest`` leaves it out."""
     index = table.seats()[seat]
     node = table.nodes[index]
-    node.__class__ = cls
+    node.behaviour = behaviour() if isinstance(behaviour, type) else behaviour
     table.byzantine = table.byzantine | {index}
     return node
 
