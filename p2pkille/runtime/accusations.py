@@ -10,15 +10,16 @@ accuse that accuses nobody. The verdict (verdict.py) weighs them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import AccuseBody
 from p2pkille.runtime.faults import AUTHOR, BUYER_FAULTS, SEALED, Blame, Fault, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.records import Accuse, Hand
 from p2pkille.runtime.steps import Stage, keyless_index
 from protocol import canonical
-from protocol.canonical import JsonValue
 from protocol.envelope import MAX_ENVELOPE_SIZE, Envelope, decode
 from protocol.errors import RemoteProtocolError
 
@@ -89,7 +90,7 @@ class Accusations:
         if index in hand.void.accuses:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second accusation")
         accuse = self.parse(m, env)  # before any state changes: a malformed
-        root = self.root(index, env, accuse.cause)  # accuse counts for nothing
+        root = self.root(index, accuse)  # accuse counts for nothing
         hand.void.taken.add(env.id)
         hand.void.accuse_wires[env.id] = env.wire
         if root is not None:
@@ -108,7 +109,7 @@ class Accusations:
             # carries one (so a carried accuse never carries another), else the sender's.
             hand.void.cause = root.id if root is not None else env.id
             hand.void.root = root.wire if root is not None else (
-                env.wire if "cause" not in env.body else None)
+                env.wire if accuse.cause is None else None)
         self.stop(hand)
 
     def on_buyer_accuse(self, m: int, env: Envelope) -> None:
@@ -147,10 +148,11 @@ class Accusations:
         it is malformed. Reads ``m``'s chain up to ``env`` (its boxes, its signature)."""
         hand = self.table.hand
         assert hand is not None
-        accusations = tuple(msg.get_accusations(env.body, env.wire))
+        body = AccuseBody.parse(env)
+        accusations = body.accusations
         if any(acc.accused >= len(self.table.members) for acc in accusations):
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "accuses a seat that does not exist")
-        disclosed = msg.get_disclosed(env.body, env.wire)
+        disclosed = list(body.disclosed)
         if any(key is None for _, _, key in disclosed):
             raise Blame(FaultKind.MALFORMED, AUTHOR, "a disclosed box without its key")
         sealed = self.core.evidence.sealed_by(m, hand.number)
@@ -161,11 +163,7 @@ class Accusations:
             # ones would leave a dispute over a forward it left out unproven (_dispute).
             raise Blame(FaultKind.MALFORMED, AUTHOR,
                          "discloses a box it did not seal, or one twice")
-        opened = msg.get_opened(env.body, env.wire)
-        parts = msg.get_parts(env.body, env.wire)
-        cause = (canonical.get_bytes(env.body, "cause", what="accuse", size=32,
-                                     evidence=env.wire) if "cause" in env.body else None)
-        if "root" in env.body and cause is None:
+        if body.root is not None and body.cause is None:
             raise Blame(FaultKind.MALFORMED, AUTHOR, "carries an accuse it does not cite")
         # It signed the hand's checkpoint first (read from its chain, as every node does):
         # it agreed to the hand, so its accusations are void but for bad signatures (which
@@ -175,19 +173,19 @@ class Accusations:
                                                     msg.CHECKPOINT)
         if agreed:
             accusations = tuple(a for a in accusations if a.kind == FaultKind.CHECKPOINT.value)
-        return Accuse(env.id, accusations, disclosed, opened, parts, cause,
-                       "root" in env.body, agreed)
+        return Accuse(env.id, accusations, disclosed, list(body.opened), list(body.parts),
+                      body.cause, body.root, agreed)
 
-    def root(self, index: int, env: Envelope, cause: bytes | None) -> Envelope | None:
-        """The accuse that ``env`` carries as its cause (II.11.1): another holder's accuse
-        of this hand, signed, carrying none itself, with the cited id. Checked from its
-        bytes alone, so every node decides alike; :class:`Blame` on ``env``'s author."""
+    def root(self, index: int, accuse: Accuse) -> Envelope | None:
+        """The accuse that holder ``index``'s ``accuse`` carries as its cause (II.11.1):
+        another holder's accuse of this hand, signed, carrying none itself, with the cited
+        id. Checked from its bytes alone, so every node decides alike; :class:`Blame` on
+        the carrier."""
         hand = self.table.hand
         assert hand is not None
-        if "root" not in env.body:
+        data = accuse.root
+        if data is None:
             return None
-        data = canonical.get_bytes(env.body, "root", what="accuse", min_size=1,
-                                   max_size=MAX_ENVELOPE_SIZE, evidence=env.wire)
         try:
             root = decode(data, table=self.table.config.table_id, members=self.table.members,
                           kinds=(msg.ACCUSE,))
@@ -195,8 +193,8 @@ class Accusations:
         except RemoteProtocolError as exc:
             raise Blame(FaultKind.MALFORMED, AUTHOR, f"carried accuse: {exc}") from exc
         author = hand.protocol_seat(self.table.seat_of[self.table.index[root.author]])
-        if (root.body.get("hand") != hand.number or author is None or author == index
-                or "root" in root.body or root.id != cause):
+        if (msg.hand_of(root) != hand.number or author is None or author == index
+                or msg.carries_root(root) or root.id != accuse.cause):
             raise Blame(FaultKind.MALFORMED, AUTHOR, "carries an accuse that is not "
                          "another holder's of this hand, or not the one it cites")
         return root
@@ -214,7 +212,7 @@ class Accusations:
         hand.void.accuse_ids[index] = accuse.id
         hand.void.causes[index] = (accuse.cause, accuse.rooted)
 
-    def disclosures(self, hand: Hand) -> list[JsonValue]:
+    def disclosures(self, hand: Hand) -> list[tuple[int, msg.ShareEntry, bytes | None]]:
         """The boxes I sealed in this hand that a key holder may dispute, with each box's
         one-time key, so every dispute finds its answer in my one accuse, however late
         it is raised (docs/protocol.md II.11.1): every box of my deal (each is one share
@@ -239,13 +237,8 @@ class Accusations:
         slots = [slot for slot in hand.seals.plain if slot in hand.seals.deal_boxes or (
             slot[3] not in quiet and hand.protocol_seat(slot[3]) is not None)]
         slots.sort(key=lambda sl: (rank(sl), sl[3], sl[0], sl[1]))
-        out: list[JsonValue] = [
-            {"by": sender, "for": recipient,
-             "key": canonical.b64encode(hand.seals.box_keys[(token, sender, recipient, to)]),
-             "share": canonical.b64encode(hand.seals.plain[(token, sender, recipient, to)]),
-             "token": token}
-            for token, sender, recipient, to in slots]
-        return out[:msg.MAX_DISCLOSED]
+        return [(slot[0], msg.ShareEntry(slot[1], slot[2], hand.seals.plain[slot]),
+                 hand.seals.box_keys[slot]) for slot in slots[:msg.MAX_DISCLOSED]]
 
     def cited_versions(self, hand: Hand) -> set[int]:
         """Settle forks of accuses by what the other holders carried (II.11.1). A holder
@@ -278,8 +271,7 @@ class Accusations:
         n, outbox, my_seat = hand.number, self.core.outbox, self.table.my_seat
         if (hand.me is None and my_seat is not None and my_seat in self.disputed_buyers(hand)
                 and n not in self.logged and outbox.once("accuse", n)):
-            outbox.emit(out, msg.ACCUSE, {"accusations": [],
-                                          "disclosed": self.disclosures(hand), "hand": n})
+            outbox.emit(out, AccuseBody(n, (), tuple(self.disclosures(hand))))
             return True
         if hand.me is None or hand.me in hand.void.accuses or n in self.logged:
             return False
@@ -295,25 +287,20 @@ class Accusations:
             return False
         if not outbox.once("accuse", n):
             return False
-        outbox.emit(out, msg.ACCUSE, self._body(hand))
+        outbox.emit(out, self._body(hand))
         return True
 
-    def _body(self, hand: Hand) -> dict[str, object]:
-        body: dict[str, object] = {"accusations": [a.to_json() for a in hand.void.mine],
-                                   "disclosed": self.disclosures(hand), "hand": hand.number}
-        if hand.claims.exposed:
-            body["opened"] = [{"by": e.sender, "for": e.recipient,
-                               "share": canonical.b64encode(e.share), "token": token}
-                              for token, e in hand.claims.exposed][:msg.MAX_ENTRIES]
-        if hand.claims.lie_parts:
-            body["parts"] = [{"by": k, "share": canonical.b64encode(data)}
-                             for k, data in hand.claims.lie_parts][:msg.MAX_ENTRIES]
+    def _body(self, hand: Hand) -> AccuseBody:
+        body = AccuseBody(hand.number, tuple(hand.void.mine), tuple(self.disclosures(hand)),
+                          tuple(hand.claims.exposed[:msg.MAX_ENTRIES]),
+                          tuple(hand.claims.lie_parts[:msg.MAX_ENTRIES]))
         if not hand.void.mine and hand.void.cause is not None:
-            body["cause"] = canonical.b64encode(hand.void.cause)
+            body = replace(body, cause=hand.void.cause)
             if hand.void.root is not None:
                 # Carried when it fits (a cited accuse is at most a few kB but for
                 # tables of dozens of holders); else cited by id alone (II.11.1).
-                carried = {**body, "root": canonical.b64encode(hand.void.root)}
-                if len(canonical.encode(carried)) + ENVELOPE_ROOM <= MAX_ENVELOPE_SIZE:
+                carried = replace(body, root=hand.void.root)
+                if (len(canonical.encode(carried.to_json())) + ENVELOPE_ROOM
+                        <= MAX_ENVELOPE_SIZE):
                     body = carried
         return body

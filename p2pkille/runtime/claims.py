@@ -16,12 +16,12 @@ from p2pkille.engine.cards import RANKS, Rank
 from p2pkille.engine.facts import Answer, Fact
 from p2pkille.engine.peer import FalseFact
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import PetBody, need_proof
 from p2pkille.runtime.config import card_deck
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.records import Hand, Pet
 from p2pkille.runtime.steps import keyless_index
-from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.group import Point
 from protocol.pet import BadPet, PetClaim, PetContext, PetShare, pet_matches, verify_pet_shares
@@ -66,12 +66,13 @@ class Claims:
         self.core.accusations.fault(FaultKind.FALSE_FACT, found.seat,
                                     found.describe(self.table.names), evidence)
 
-    def no_pet(self, env: Envelope) -> None:
-        if "pet" in env.body:
+    def no_pet(self, pet: bytes | None) -> None:
+        """A card opened in public carries no proof."""
+        if pet is not None:
             raise Blame(FaultKind.MALFORMED, AUTHOR, "a card opened in public needs no proof")
 
-    def pet_claim(self, m: int, env: Envelope, token: int, purpose: bytes,
-                   ranks: frozenset[Rank], fact: Fact) -> bool:
+    def pet_claim(self, m: int, env: Envelope, pet: bytes | None, token: int, purpose: bytes,
+                  ranks: frozenset[Rank], fact: Fact) -> bool:
         """Take a strict table's proved claim that ``token`` is none of ``ranks`` (and
         hold its fact back until the test is done); ``False`` on an audit table."""
         hand, view = self.table.hand, self.table.view
@@ -79,7 +80,7 @@ class Claims:
         assert view is not None
         assert hand.deck.joint is not None
         if not self.table.strict:
-            self.no_pet(env)
+            self.no_pet(pet)
             return False
         seat = self.table.seat_of[m]
         index = hand.protocol_seat(seat)
@@ -89,9 +90,8 @@ class Claims:
         excluded = encodings(ranks)
         ctx = PetContext(hand.ctx, token, prover, purpose, view.game.fact_count)
         try:
-            claim = PetClaim.from_bytes(ctx, canonical.get_bytes(
-                env.body, "pet", what=env.kind, evidence=env.wire, max_size=1 << 12),
-                len(excluded), keyless=keyless)
+            claim = PetClaim.from_bytes(ctx, need_proof(env, pet), len(excluded),
+                                        keyless=keyless)
             claim.verify(hand.deck.final[token], excluded,
                          None if index is None else hand.deck.joint.share_of(index),
                          workers=self.table.workers)
@@ -108,8 +108,8 @@ class Claims:
         assert hand.deck.joint is not None
         index = self.table.holder(m)
         pet = hand.claims.pet
-        at = canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="pet",
-                               evidence=env.wire)
+        body = PetBody.parse(env)
+        at = body.at
         if pet is None or at != pet.claim.context.sequence:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, f"a test part for step {at}, "
                          "which has no claim under test")
@@ -120,10 +120,8 @@ class Claims:
             self.check_parts(hand, pet)
         if index == pet.prover or index in pet.parts:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a test part it may not give")
-        data = canonical.get_bytes(env.body, "share", what="pet", size=PetShare.SIZE,
-                                   evidence=env.wire)
         try:
-            part = PetShare.from_bytes(pet.claim, index, data)
+            part = PetShare.from_bytes(pet.claim, index, body.share)
         except BadPet as exc:
             raise Blame(FaultKind.BAD_PROOF, AUTHOR, f"test part: {exc}") from exc
         pet.pending[index] = (part, env.wire)
@@ -175,7 +173,7 @@ class Claims:
             pet.parts[index] = part
 
     def pet_body(self, hand: Hand, token: int, purpose: bytes, ranks: frozenset[Rank]
-                  ) -> str:
+                 ) -> bytes:
         """My proved claim that ``token`` is none of ``ranks``, for an answer or a disclose."""
         view = self.table.view
         assert view is not None
@@ -186,7 +184,7 @@ class Claims:
         claim = PetClaim.make(ctx, hand.deck.final[token], encodings(ranks), hand.deck.key,
                               self.table.rng("pet-" + purpose.decode(), hand.number, token,
                                         view.game.fact_count), workers=self.table.workers)
-        return canonical.b64encode(claim.to_bytes())
+        return claim.to_bytes()
 
     def claim(self, env: Envelope, token: int, seat: int, excluded: frozenset[Rank]) -> None:
         hand = self.table.hand
@@ -228,6 +226,5 @@ class Claims:
         assert hand.deck.key is not None
         part = PetShare.make(pet.claim, hand.deck.key, self.table.rng(
             "pet-part", n, pet.claim.context.sequence))
-        self.core.outbox.emit(out, msg.PET, {"at": pet.claim.context.sequence, "hand": n,
-                                             "share": canonical.b64encode(part.to_bytes())})
+        self.core.outbox.emit(out, PetBody(n, pet.claim.context.sequence, part.to_bytes()))
         return True

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from p2pkille.engine.cards import RANKS
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import CheckpointBody, OverBody, RevealBody
 from p2pkille.runtime.config import card_deck
 from p2pkille.runtime.digest import state_digest
 from p2pkille.runtime.faults import AUTHOR, Blame, Fault, FaultKind
@@ -23,7 +24,6 @@ from p2pkille.runtime.outcome import HandOutcome
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage
 from p2pkille.runtime.timeouts import set_bound
-from protocol import canonical
 from protocol.audit import HandRecord, audit_hand
 from protocol.checkpoint import Checkpoint
 from protocol.envelope import ZERO_HASH, Envelope, decode
@@ -94,15 +94,12 @@ class Closing:
         index = self.table.holder(m)
         if index in hand.close.revealed:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second reveal")
-        if self.table.strict and ("secret" in env.body or "witness" in env.body):
-            raise Blame(FaultKind.MALFORMED, AUTHOR, "a strict table's close reveals nothing")
+        body = RevealBody.parse(env, strict=self.table.strict)
         hand.close.revealed.add(index)
         hand.close.reveal_seq[index] = env.seq
-        if not self.table.strict:
-            hand.close.secrets[index] = canonical.get_bytes(
-                env.body, "secret", what="reveal", evidence=env.wire, max_size=64)
-            hand.close.openings[index] = canonical.get_bytes(
-                env.body, "witness", what="reveal", evidence=env.wire, max_size=8192)
+        if body.secret is not None and body.witness is not None:
+            hand.close.secrets[index] = body.secret
+            hand.close.openings[index] = body.witness
         if len(hand.close.revealed) == len(hand.holders):
             self.audit()
 
@@ -166,8 +163,7 @@ class Closing:
         if index in hand.close.signed:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second checkpoint signature")
         try:
-            sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
-                                      evidence=env.wire)
+            sig = CheckpointBody.parse(env).sig
             hand.close.checkpoint.verify_signature(self.table.members[m], sig,
                                                    evidence=env.wire)
         except RemoteProtocolError as exc:
@@ -211,7 +207,7 @@ class Closing:
         try:
             env = decode(wire, table=table.config.table_id, members=table.members,
                          kinds=msg.KINDS)
-            if env.kind != msg.CHECKPOINT or env.body.get("hand") != hand.number:
+            if env.kind != msg.CHECKPOINT or msg.hand_of(env) != hand.number:
                 return
             m = table.index[env.author]
             index = hand.protocol_seat(table.seat_of[m])
@@ -219,8 +215,7 @@ class Closing:
             if (index is None or table.seat_of[m] in hand.close.agreed or held is None
                     or held.id == env.id):
                 return  # not a holder, counted already, or the chain's own: consumed
-            sig = canonical.get_bytes(env.body, "sig", what="checkpoint", size=64,
-                                      evidence=wire)
+            sig = CheckpointBody.parse(env).sig
             hand.close.checkpoint.verify_signature(table.members[m], sig, evidence=wire)
             events = table.transcript.adopt(env)
         except (RemoteProtocolError, LocalProtocolError):
@@ -239,7 +234,7 @@ class Closing:
         hand: recorded, and it stops nothing. One for a hand the table voided is no
         fault: an honest holder that counted the hand before the votes that void it
         reached it sends one, and then starts over (rewind.py)."""
-        number = msg.get_hand(env.body, env.wire)
+        number = OverBody.parse(env).hand
         holders = self.cert_holders.get(number)
         if ((holders is not None and self.table.seat_of[m] not in holders)
                 or (m, number) in self.overs):
@@ -330,7 +325,7 @@ class Closing:
         while self.over_due:
             number = self.over_due.pop(0)
             if self.core.outbox.once("over", number):
-                self.core.outbox.emit(out, msg.OVER, {"hand": number})
+                self.core.outbox.emit(out, OverBody(number))
                 return True
         return False
 
@@ -338,16 +333,14 @@ class Closing:
         """My close or my checkpoint signature (the caller marked the move as made)."""
         n, stage, outbox = hand.number, self.table.stage, self.core.outbox
         if stage == Stage.REVEAL and self.table.strict:
-            outbox.emit(out, msg.REVEAL, {"hand": n})  # a close: nothing is revealed
+            outbox.emit(out, RevealBody(n))  # a close: nothing is revealed
         elif stage == Stage.REVEAL:
             assert hand.deck.key is not None
-            outbox.emit(out, msg.REVEAL, {
-                "hand": n, "secret": canonical.b64encode(hand.deck.key.secret.data),
-                "witness": canonical.b64encode(
-                    self.core.dealing.witness_for(hand).to_bytes())})
+            outbox.emit(out, RevealBody(n, hand.deck.key.secret.data,
+                                        self.core.dealing.witness_for(hand).to_bytes()))
         elif stage == Stage.CHECKPOINT:
-            assert hand.close.checkpoint is not None
-            outbox.emit(out, msg.CHECKPOINT, {
-                "hand": n, "id": canonical.b64encode(hand.close.checkpoint.id),
-                "sig": canonical.b64encode(hand.close.checkpoint.sign(self.table.identity))})
+            checkpoint = hand.close.checkpoint
+            assert checkpoint is not None
+            outbox.emit(out, CheckpointBody(n, checkpoint.id,
+                                            checkpoint.sign(self.table.identity)))
         return True

@@ -60,7 +60,7 @@ class Consumer:
         seat = self.table.seat(m)
         hand = self.table.hand
         if (hand is not None and seat in hand.play.skipping
-                and env.body.get("hand") == hand.number
+                and msg.hand_of(env) == hand.number
                 and env.kind not in (msg.REWOUND, msg.ACCUSE, msg.TIMEOUT, msg.SEEN)):
             return  # built on its late decision (play.py)
         accusations = self.core.accusations

@@ -179,7 +179,7 @@ class Core:
             number = body.get("hand")
             if kind == msg.ACCUSE and not self.outbox.once("accuse", number):
                 continue
-            self.outbox.emit(out, kind, body)
+            self.outbox.send(out, kind, body)
             sent = True
         return sent
 

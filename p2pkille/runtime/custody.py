@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Final
 
 from p2pkille.engine.cards import RANKS
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import ForwardBody
 from p2pkille.runtime.config import card_deck
 from p2pkille.runtime.emit import replay_key
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.records import Hand
-from protocol import canonical
-from protocol.canonical import JsonObject
 from protocol.deck import Ciphertext
 from protocol.envelope import Envelope
 from protocol.errors import RemoteProtocolError
@@ -149,12 +148,12 @@ class Custody:
             return []
         return [public[k] for k in sorted(public)]
 
-    def open_public(self, m: int, env: Envelope, token: int) -> int:
-        """Check a public open of ``token`` (one share per key holder); the card index."""
+    def open_public(self, m: int, entries: Sequence[msg.ShareEntry], token: int) -> int:
+        """Check member ``m``'s public open of ``token`` (one share per key holder); the
+        card index."""
         hand = self.table.hand
         assert hand is not None
         assert hand.deck.joint is not None
-        entries = msg.get_shares(env.body, env.wire)
         if sorted(e.sender for e in entries) != list(range(len(hand.holders))):
             raise Blame(FaultKind.BAD_SHARE, AUTHOR, "an open needs one share per key holder")
         shares = []
@@ -228,10 +227,10 @@ class Custody:
             shares[hand.me] = self.share(hand, token, recipient, "open")
         return [shares[s] for s in sorted(shares)]
 
-    def open_entries(self, hand: Hand, token: int) -> list[JsonObject]:
+    def open_entries(self, hand: Hand, token: int) -> tuple[msg.ShareEntry, ...]:
         """What opens ``token`` in public: every share I hold of it and mine."""
-        return [msg.ShareEntry(s.context.sender, s.context.recipient, s.to_bytes()).to_json()
-                for s in self.holdings(hand, token, None)]
+        return tuple(msg.ShareEntry(s.context.sender, s.context.recipient, s.to_bytes())
+                     for s in self.holdings(hand, token, None))
 
     # -- forwards -------------------------------------------------------------------------
 
@@ -300,11 +299,9 @@ class Custody:
     def on_forward(self, m: int, env: Envelope) -> None:
         hand = self.table.hand
         assert hand is not None
-        to = canonical.get_int(env.body, "to", lo=0, hi=len(self.table.members) - 1,
-                               what="forward", evidence=env.wire)
-        token = canonical.get_int(env.body, "token", lo=0, hi=len(hand.deck.final) - 1,
-                                  what="forward", evidence=env.wire)
-        boxes = msg.get_boxes(env.body, env.wire)
+        body = ForwardBody.parse(env, members=len(self.table.members),
+                                 tokens=len(hand.deck.final))
+        to, token, boxes = body.to, body.token, body.boxes
         owed = hand.forwards.owed.get((token, to))
         if owed is not None and owed[0] == self.table.seat_of[m]:
             del hand.forwards.owed[(token, to)]
@@ -324,7 +321,7 @@ class Custody:
             return False
         n = hand.number
         token, to = hand.forwards.to_send.pop(0)
-        boxes = []
+        boxes: list[msg.BoxEntry] = []
         for share in self.holdings(hand, token, to):
             delivery = self.table.config.members[self.table.member_of[to]].delivery
             slot = (token, share.context.sender, share.context.recipient, to)
@@ -334,21 +331,21 @@ class Custody:
             hand.seals.box_keys[slot] = ephemeral.private
             box, digest = seal_share(share, delivery, NO_RNG, ephemeral=ephemeral)
             boxes.append(msg.BoxEntry(token, share.context.sender, share.context.recipient,
-                                      box, digest).to_json())
-        fwd: dict[str, object] = {"boxes": boxes, "hand": n, "to": to, "token": token}
-        if self.core.outbox.replayed.get(replay_key(msg.FORWARD, fwd), 0) > 0:
+                                      box, digest))
+        fwd = ForwardBody(n, to, token, tuple(boxes))
+        if self.core.outbox.replayed.get(replay_key(msg.FORWARD, fwd.to_json()), 0) > 0:
             self._sent_slots(hand, token, to)
-        self.core.outbox.emit(out, msg.FORWARD, fwd)
+        self.core.outbox.emit(out, fwd)
         return True
 
     def _sent_slots(self, hand: Hand, token: int, to: int) -> None:
         """Replaying: my forward of ``token`` to ``to`` is in my chain and may hold fewer
         shares than I hold now; what I may disclose of it is what it held."""
-        sent = {(b.token, b.sender, b.recipient)
+        mine = [ForwardBody.parse(env, members=len(self.table.members))
                 for env in self.table.transcript.chain(self.table.identity.public)
-                if env.kind == msg.FORWARD and env.body.get("hand") == hand.number
-                and env.body.get("token") == token and env.body.get("to") == to
-                for b in msg.get_boxes(env.body, env.wire)}
+                if env.kind == msg.FORWARD and msg.hand_of(env) == hand.number]
+        sent = {(b.token, b.sender, b.recipient) for fwd in mine
+                if fwd.token == token and fwd.to == to for b in fwd.boxes}
         for slot in [sl for sl in hand.seals.plain if sl[0] == token and sl[3] == to
                      and sl[:3] not in sent]:
             del hand.seals.plain[slot]

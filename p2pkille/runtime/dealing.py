@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from p2pkille.engine.facts import Deal
-from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import DealBody, KeyBody, ShuffleBody
 from p2pkille.runtime.config import card_deck
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage
-from protocol import canonical
 from protocol.deck import (
     ShuffleContext,
     ShuffleStep,
@@ -119,9 +118,7 @@ class Dealing:
         index = self.table.holder(m)
         if index in hand.deck.announced:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second key")
-        data = canonical.get_bytes(env.body, "share", what="key", size=PublicKeyShare.SIZE,
-                                   evidence=env.wire)
-        share = PublicKeyShare.from_bytes(index, data)
+        share = PublicKeyShare.from_bytes(index, KeyBody.parse(env).share)
         try:
             share.verify(hand.ctx)
         except RemoteProtocolError as exc:
@@ -137,25 +134,12 @@ class Dealing:
         deck_record = hand.deck
         workers = self.table.workers
         index = self.table.holder(m)
-        deck = decode_deck(canonical.get_bytes(env.body, "deck", what="shuffle",
-                                               evidence=env.wire), len(card_deck()),
-                           workers=workers)
-        if self.table.strict:
-            if "commit" in env.body:
-                raise Blame(FaultKind.MALFORMED, AUTHOR, "a strict table's step has a proof, "
-                            "not a commitment")
-            commit = b""
-            proof = ShuffleProof.from_bytes(
-                canonical.get_bytes(env.body, "proof", what="shuffle", evidence=env.wire,
-                                    max_size=1 << 16), len(card_deck()), workers=workers)
-        else:
-            if "proof" in env.body:
-                raise Blame(FaultKind.MALFORMED, AUTHOR, "an audit table's step has a "
-                            "commitment, not a proof")
-            commit = canonical.get_bytes(env.body, "commit", what="shuffle", size=32,
-                                         evidence=env.wire)
-        taken = canonical.get_bytes(env.body, "input", what="shuffle", size=32,
-                                    evidence=env.wire)
+        body = ShuffleBody.parse(env, strict=self.table.strict)
+        deck = decode_deck(body.deck, len(card_deck()), workers=workers)
+        commit = body.commit or b""
+        if body.proof is not None:
+            proof = ShuffleProof.from_bytes(body.proof, len(card_deck()), workers=workers)
+        taken = body.input
         if index < len(deck_record.steps):
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second shuffle step")
         assert deck_record.joint is not None
@@ -201,7 +185,7 @@ class Dealing:
         index = self.table.holder(m)
         if index in hand.deck.dealt:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second deal")
-        boxes = msg.get_boxes(env.body, env.wire)
+        boxes = DealBody.parse(env).boxes
         hand.deck.dealt.add(index)
         want = {(j, hand.holders[j]) for j in range(len(hand.holders)) if j != index}
         if {(b.token, b.recipient) for b in boxes} != want or len(boxes) != len(want):
@@ -227,20 +211,19 @@ class Dealing:
         if stage == Stage.KEYS:
             assert hand.deck.key is not None
             share = hand.deck.key.announce(hand.ctx, self.table.rng("key-proof", n))
-            outbox.emit(out, msg.KEY, {"hand": n,
-                                       "share": canonical.b64encode(share.to_bytes())})
+            outbox.emit(out, KeyBody(n, share.to_bytes()))
         elif stage == Stage.SHUFFLE:
             if len(hand.deck.steps) != hand.me:
                 outbox.unmark(stage, n)
                 return False
-            outbox.emit(out, msg.SHUFFLE, self._shuffle(hand))
+            outbox.emit(out, self._shuffle(hand))
         else:
-            boxes = [self.core.custody.box(hand, j, hand.holders[j], f"deal-{j}").to_json()
-                     for j in range(len(hand.holders)) if j != hand.me]
-            outbox.emit(out, msg.DEAL, {"boxes": boxes, "hand": n})
+            outbox.emit(out, DealBody(n, tuple(
+                self.core.custody.box(hand, j, hand.holders[j], f"deal-{j}")
+                for j in range(len(hand.holders)) if j != hand.me)))
         return True
 
-    def _shuffle(self, hand: Hand) -> dict[str, object]:
+    def _shuffle(self, hand: Hand) -> ShuffleBody:
         assert hand.deck.joint is not None
         assert hand.me is not None
         n, joint, workers = hand.number, hand.deck.joint.public, self.table.workers
@@ -249,16 +232,13 @@ class Dealing:
         ctx = ShuffleContext(hand.ctx, hand.me, hand.me)
         step, witness = shuffle_step(prev, joint, ctx, self.table.rng("shuffle", n),
                                      workers=workers)
-        body: dict[str, object] = {"deck": canonical.b64encode(encode_deck(step.deck)),
-                                   "hand": n, "input": canonical.b64encode(deck_digest(prev))}
+        deck, taken = encode_deck(step.deck), deck_digest(prev)
         if self.table.strict:
             proof = prove_shuffle(ctx, joint, prev, step.deck, witness,
                                   self.table.rng("shuffle-proof", n), workers=workers)
-            body["proof"] = canonical.b64encode(proof.to_bytes())
-        else:
-            self.witnesses[n] = witness
-            body["commit"] = canonical.b64encode(step.commitment)
-        return body
+            return ShuffleBody(n, deck, taken, proof=proof.to_bytes())
+        self.witnesses[n] = witness
+        return ShuffleBody(n, deck, taken, commit=step.commitment)
 
     def witness_for(self, hand: Hand) -> ShuffleWitness:
         """My shuffle's witness, recomputed from the seed if need be: a node restarted

@@ -9,7 +9,7 @@ in its chain is found by its :func:`replay_key` and not sent again. The node's
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output, Send
@@ -19,7 +19,16 @@ from protocol.envelope import Envelope
 if TYPE_CHECKING:
     from p2pkille.runtime.core import Core
 
-__all__ = ["HAND_FLOW", "Outbox", "replay_key"]
+__all__ = ["HAND_FLOW", "Body", "Outbox", "replay_key"]
+
+
+class Body(Protocol):
+    """A typed envelope body (bodies.py)."""
+
+    KIND: ClassVar[str]
+
+    def to_json(self) -> dict[str, object]: ...
+
 
 #: Envelopes that only a hand's own course produces: never one for a hand my chain has left.
 HAND_FLOW: Final = frozenset({msg.KEY, msg.SHUFFLE, msg.DEAL, msg.ACT, msg.ANSWER,
@@ -78,9 +87,9 @@ class Outbox:
         last: a late seen or over of an earlier hand may follow."""
         return type(number) is int and self.own_top > number
 
-    def took_own(self, number: object) -> None:
+    def took_own(self, number: int | None) -> None:
         """My own chain took an envelope of hand ``number``."""
-        if type(number) is int:
+        if number is not None:
             self.own_top = max(self.own_top, number)
 
     def replay(self, chain: Sequence[Envelope]) -> None:
@@ -89,7 +98,11 @@ class Outbox:
             key = replay_key(env.kind, env.body)
             self.replayed[key] = self.replayed.get(key, 0) + 1
 
-    def emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def emit(self, out: list[Output], body: Body) -> None:
+        """Sign ``body`` as my next envelope and send it to every member (see :meth:`send`)."""
+        self.send(out, body.KIND, body.to_json())
+
+    def send(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
         """Sign ``body`` as my next envelope of ``kind`` and send it to every member;
         nothing if my log held it already, or if it is a step of a hand my chain has left
         (replaying its log, a node may re-derive one: it was sent already or is too

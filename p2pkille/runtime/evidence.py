@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from p2pkille.engine.cards import RANKS, Rank
-from p2pkille.engine.facts import SaleAnswer
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import DealBody, ForwardBody, KeyBody
 from p2pkille.runtime.faults import BUYER_FAULTS, PUBLIC_CHECKS, SEALED, FaultKind
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import keyless_index
-from protocol import canonical
 from protocol.deck import Ciphertext
 from protocol.envelope import Envelope, decode
 from protocol.errors import RemoteProtocolError
@@ -220,14 +219,10 @@ class Evidence:
                         ) -> list[msg.BoxEntry] | Finding:
         """The boxes of ``env`` sealed to the accuser, or the finding ``env`` gives on its
         face; :class:`RemoteProtocolError` if it is malformed."""
-        boxes = msg.get_boxes(env.body, env.wire)
         if env.kind == msg.FORWARD:
-            to = canonical.get_int(env.body, "to", lo=0, hi=len(self.table.members) - 1,
-                                   what="forward", evidence=env.wire)
-            token = canonical.get_int(env.body, "token", lo=0, hi=canonical.MAX_INT,
-                                      what="forward", evidence=env.wire)
-            boxes = boxes if to == accuser else []
-            if any(b.token != token for b in boxes):
+            forward = ForwardBody.parse(env, members=len(self.table.members))
+            boxes = list(forward.boxes) if forward.to == accuser else []
+            if any(b.token != forward.token for b in boxes):
                 # A good box under another slot is still a bad forward (custody.py):
                 # judged on the envelope alone, else the sealer framed its recipient with
                 # a box that opens.
@@ -235,6 +230,7 @@ class Evidence:
             return boxes
         # A deal not of one box per other holder, each made by the dealer, is bad on its
         # face (dealing.py), a box missing for the accuser too.
+        boxes = list(DealBody.parse(env).boxes)
         dealer = hand.protocol_seat(acc.accused)
         want = {(j, s) for j, s in enumerate(hand.holders) if j != dealer}
         if ({(b.token, b.recipient) for b in boxes} != want or len(boxes) != len(want)
@@ -263,12 +259,11 @@ class Evidence:
         """Is ``env`` a key of ``hand`` by holder ``seat`` whose proof fails? A key of
         another hand, or one that does not parse, is no bad key of this one."""
         index = hand.protocol_seat(seat)
-        if index is None or env.body.get("hand") != hand.number:
+        if index is None or msg.hand_of(env) != hand.number:
             return False
         try:
             msg.check_body(env.kind, env.body, env.wire)  # a "share" field, and no more
-            share = PublicKeyShare.from_bytes(index, canonical.get_bytes(
-                env.body, "share", what="key", size=PublicKeyShare.SIZE, evidence=env.wire))
+            share = PublicKeyShare.from_bytes(index, KeyBody.parse(env).share)
         except RemoteProtocolError:
             return False
         try:
@@ -284,10 +279,7 @@ class Evidence:
         for env in self.table.transcript.chain(self.table.members[member]):
             if env.seq >= before:
                 break
-            fact = env.body.get("fact")
-            if (env.kind == msg.ACT and env.body.get("hand") == hand.number
-                    and isinstance(fact, dict) and fact.get("type") == SaleAnswer.TYPE
-                    and fact.get("accept") is True):
+            if msg.hand_of(env) == hand.number and msg.accepts_sale(env):
                 return True
         return False
 
@@ -336,7 +328,7 @@ class Evidence:
         revealed = False
         chain = self.table.transcript.chain(self.table.members[self.table.member_of[seat]])
         for env in chain:
-            if env.body.get("hand") != number:
+            if msg.hand_of(env) != number:
                 continue
             if env.kind == kind:
                 revealed = True
@@ -349,7 +341,7 @@ class Evidence:
         forwards of hand ``number`` (they precede its accuse in its chain)."""
         out: set[tuple[int, int, int | None]] = set()
         for env in self.table.transcript.chain(self.table.members[m]):
-            if env.kind in (msg.DEAL, msg.FORWARD) and env.body.get("hand") == number:
+            if env.kind in (msg.DEAL, msg.FORWARD) and msg.hand_of(env) == number:
                 try:
                     out.update((b.token, b.sender, b.recipient)
                                for b in msg.get_boxes(env.body, env.wire))

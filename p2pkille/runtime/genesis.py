@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from p2pkille.engine.peer import PeerView
-from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import AcceptBody, CommitBody, NonceBody
 from p2pkille.runtime.config import genesis
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.steps import Stage
-from protocol import canonical
 from protocol.domain import hash32
 from protocol.envelope import Envelope
 
@@ -54,14 +53,12 @@ class Genesis:
         return None
 
     def on_commit(self, m: int, env: Envelope) -> None:
-        self.commits[m] = canonical.get_bytes(env.body, "commit", what="commit", size=32,
-                                              evidence=env.wire)
+        self.commits[m] = CommitBody.parse(env).commit
         if len(self.commits) == len(self.table.members):
             self.table.move(Stage.NONCE)
 
     def on_nonce(self, m: int, env: Envelope) -> None:
-        nonce = canonical.get_bytes(env.body, "nonce", what="nonce", size=32,
-                                    evidence=env.wire)
+        nonce = NonceBody.parse(env).nonce
         if hash32("genesis-commit", nonce) != self.commits.get(m):
             raise Blame(FaultKind.GENESIS, AUTHOR, "nonce does not match its commitment")
         self.nonces[m] = nonce
@@ -80,8 +77,7 @@ class Genesis:
             table.move(Stage.ACCEPT)
 
     def on_accept(self, m: int, env: Envelope) -> None:
-        digest = canonical.get_bytes(env.body, "genesis", what="accept", size=32,
-                                     evidence=env.wire)
+        digest = AcceptBody.parse(env).genesis
         if digest != self.digest:
             raise Blame(FaultKind.GENESIS, AUTHOR, "accepted another genesis document")
         self.accepts.add(m)
@@ -95,18 +91,15 @@ class Genesis:
         outbox = self.core.outbox
         if stage == Stage.COMMIT:
             if outbox.once("commit"):
-                outbox.emit(out, msg.COMMIT, {"commit": canonical.b64encode(
-                    hash32("genesis-commit", self.nonce)), "hand": 0})
+                outbox.emit(out, CommitBody(hash32("genesis-commit", self.nonce)))
                 return True
             return False
         if stage == Stage.NONCE:
             if outbox.once("nonce"):
-                outbox.emit(out, msg.NONCE, {"hand": 0,
-                                             "nonce": canonical.b64encode(self.nonce)})
+                outbox.emit(out, NonceBody(self.nonce))
                 return True
             return False
         if outbox.once("accept"):
-            outbox.emit(out, msg.ACCEPT, {"genesis": canonical.b64encode(self.digest),
-                                          "hand": 0})
+            outbox.emit(out, AcceptBody(self.digest))
             return True
         return False

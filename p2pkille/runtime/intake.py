@@ -97,7 +97,7 @@ class Intake:
                 m = self.table.index[env.author]
                 self.held_at[(m, env.seq)] = self.table.now
                 if m == self.table.me:
-                    self.core.outbox.took_own(env.body.get("hand"))
+                    self.core.outbox.took_own(msg.hand_of(env))
             elif isinstance(event, Equivocated):
                 self._fork(event)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import SeenBody, TimeoutBody
 from p2pkille.runtime.closing import CERTS_KEPT
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.records import Hand
@@ -52,11 +53,11 @@ class LateAnswers:
         """A vote or seen of hand ``number``, taken whatever hand this node is in: it may
         be a late vote on a hand I decided, which I answer."""
         if env.kind == msg.TIMEOUT and number in self.core.closing.certs:
-            self.on_vote(number, msg.get_step(env.body, env.wire))
+            self.on_vote(number, TimeoutBody.parse(env).step)
         if env.kind == msg.TIMEOUT and number in self.committed and seat is not None:
             self.core.timeouts.vote_after_commit(self.committed[number], seat, env)
         if env.kind == msg.TIMEOUT and number in self.void_tallies:
-            self.on_tally_vote(number, msg.get_step(env.body, env.wire))
+            self.on_tally_vote(number, TimeoutBody.parse(env).step)
         if (env.kind in (msg.TIMEOUT, msg.SEEN) and number in self.past_answers
                 and seat is not None):
             self.on_answer(number, seat, env)
@@ -92,16 +93,16 @@ class LateAnswers:
                 continue
             self.answered.add((number, late))
             seat, st, _ = late
-            self.core.outbox.emit(out, msg.SEEN, late.body(number))
+            self.core.outbox.emit(out, SeenBody(number, late))
             member = self.table.members[self.table.member_of[seat]]
             if st == Stage.TALLY:
                 # The tally I hold may be the other branch of one the voter holds.
                 out += [Send(env.wire) for env in self.table.transcript.chain(member)
-                        if env.body.get("hand") == number and env.kind == msg.TALLY]
+                        if msg.hand_of(env) == number and env.kind == msg.TALLY]
             elif st == Stage.RESPOND and (number, seat) not in self.resent:
                 self.resent.add((number, seat))
                 out += [Send(env.wire) for env in self.table.transcript.chain(member)
-                        if env.body.get("hand") == number
+                        if msg.hand_of(env) == number
                         and env.kind in (msg.TIMEOUT, msg.SEEN)]
             return True
         return False
@@ -150,7 +151,7 @@ class LateAnswers:
         holders, answered = self.past_answers[number]
         if seat not in holders:
             return  # held no key there: neither answers nor votes
-        step = msg.get_step(env.body, env.wire)
+        step = TimeoutBody.parse(env).step
         answered.setdefault(step, set()).add(holders.index(seat))
         if env.kind == msg.TIMEOUT:
             self.on_respond_vote(number, step, seat)

@@ -39,10 +39,10 @@ from typing import Final
 from p2pkille.engine.errors import EngineError
 from p2pkille.engine.facts import (
     Fact,
-    fact_from_dict,
 )
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import ActBody, TimeoutBody
 from p2pkille.runtime.config import MODES, Member, TableConfig
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode, Timing
@@ -426,8 +426,7 @@ class LogDecider(RecordedDecider):
             try:
                 env = decode(wire, table=loaded.config.table_id, members=index, kinds=msg.KINDS)
                 if env.author == me and env.kind == msg.ACT:
-                    facts.append(fact_from_dict(dict(canonical.get_object(
-                        env.body, "fact", what="act"))))
+                    facts.append(ActBody.parse(env).fact)
             except (ProtocolError, EngineError, ValueError):
                 continue  # verify_log reports a bad record; here it is just no answer
         return cls(facts, fallback)
@@ -477,7 +476,7 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     # the one-by-one replay does not reproduce: the logged one stands (as a timeout vote).
     node.logged_accuses = {number for env in decoded
                            if env.author == loaded.identity.public and env.kind == msg.ACCUSE
-                           and type(number := env.body.get("hand")) is int}
+                           and (number := msg.hand_of(env)) is not None}
     node.start(0.0)
     envelopes, proofs = iter(decoded), iter(loaded.evidence)
     for kind in loaded.order:
@@ -514,10 +513,10 @@ def _own_timeout(node: TableNode, env: Envelope) -> None:
     hand = node.status()
     if hand is None:
         return
-    if env.author != node.identity.public or env.kind != msg.TIMEOUT \
-            or env.body.get("hand") != hand.number:
+    if (env.author != node.identity.public or env.kind != msg.TIMEOUT
+            or msg.hand_of(env) != hand.number):
         return
-    node.take_own_vote(hand.number, msg.get_step(env.body, env.wire))
+    node.take_own_vote(hand.number, TimeoutBody.parse(env).step)
 
 
 def _record_number(loaded: LoadedLog, envelope: int) -> int:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from p2pkille.engine.facts import SaleAnswer
 from p2pkille.runtime.steps import Step
 from protocol import canonical
 from protocol.canonical import JsonObject
+from protocol.envelope import Envelope
 from protocol.errors import InvalidEncoding
 
 __all__ = [
@@ -158,6 +160,40 @@ def check_body(kind: str, body: Mapping[str, object], evidence: bytes) -> None:
         raise InvalidEncoding(
             f"{kind} body: missing {sorted(need - have)}, unexpected {sorted(have - need - may)}",
             evidence=evidence)
+
+
+def hand_of(env: Envelope) -> int | None:
+    """The hand ``env`` names, read ahead of its consumption: None if it names none (a
+    malformed one is its author's fault when it is consumed)."""
+    number = env.body.get("hand")
+    return number if type(number) is int else None
+
+
+def act_of(env: Envelope) -> tuple[int | None, int | None]:
+    """The seat and the step (fact count) a decision names, read ahead of consumption:
+    None where it names none."""
+    fact, at = env.body.get("fact"), env.body.get("at")
+    seat = fact.get("seat") if isinstance(fact, dict) else None
+    return (seat if type(seat) is int else None), (at if type(at) is int else None)
+
+
+def peek_int(env: Envelope, key: str) -> int | None:
+    """The integer field ``key`` of ``env``'s body, read ahead of consumption; None if
+    there is none."""
+    value = env.body.get(key)
+    return value if type(value) is int else None
+
+
+def carries_root(env: Envelope) -> bool:
+    """Is ``env`` an accuse that carries the accuse it cites (read without parsing it)?"""
+    return "root" in env.body
+
+
+def accepts_sale(env: Envelope) -> bool:
+    """Is ``env`` a decision that accepts a card sale (read ahead of consumption)?"""
+    fact = env.body.get("fact")
+    return (env.kind == ACT and isinstance(fact, dict)
+            and fact.get("type") == SaleAnswer.TYPE and fact.get("accept") is True)
 
 
 def get_hand(body: Mapping[str, object], evidence: bytes) -> int:

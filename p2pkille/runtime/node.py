@@ -18,6 +18,7 @@ from p2pkille.engine.peer import PeerView
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import gapfill
 from p2pkille.runtime.behaviour import Behaviour, Probe
+from p2pkille.runtime.bodies import disclosed_json
 from p2pkille.runtime.config import TableConfig
 from p2pkille.runtime.core import Core
 from p2pkille.runtime.faults import Fault
@@ -25,7 +26,7 @@ from p2pkille.runtime.io import Output, Send, WakeAt
 from p2pkille.runtime.outcome import DEFAULT_TIMING, HandOutcome, Timing
 from p2pkille.runtime.status import HandStatus
 from p2pkille.runtime.steps import Stage, Step
-from protocol.canonical import JsonValue
+from protocol import canonical
 from protocol.errors import RemoteProtocolError
 from protocol.group import Workers
 from protocol.identity import Identity, PublicKey
@@ -376,12 +377,12 @@ class TableNode:
         hand = self._core.table.hand
         return None if hand is None else hand.deck.key
 
-    def disclosures(self) -> list[JsonValue]:
+    def disclosures(self) -> list[dict[str, object]]:
         """What my accuse of the current hand would disclose now: the boxes I sealed that
         a holder may dispute, each with its one-time key (an ``accuse``'s ``disclosed``)."""
         hand = self._core.table.hand
         assert hand is not None
-        return self._core.accusations.disclosures(hand)
+        return [disclosed_json(*entry) for entry in self._core.accusations.disclosures(hand)]
 
     def claim_proof(self, token: int, purpose: bytes, ranks: frozenset[Rank]) -> str:
         """My proof (strict tables) that card ``token`` of the current hand is none of
@@ -389,4 +390,4 @@ class TableNode:
         body's ``pet`` field; whether it holds or not."""
         hand = self._core.table.hand
         assert hand is not None
-        return self._core.claims.pet_body(hand, token, purpose, ranks)
+        return canonical.b64encode(self._core.claims.pet_body(hand, token, purpose, ranks))

@@ -29,17 +29,22 @@ from p2pkille.engine.facts import (
     Swap,
     Vote,
     VoteChoice,
-    fact_from_dict,
-    fact_to_dict,
 )
 from p2pkille.engine.machine import Phase
 from p2pkille.engine.view import DecisionPending
-from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import (
+    ActBody,
+    AnswerBody,
+    DiscloseBody,
+    DrawBody,
+    RewoundBody,
+    ShowBody,
+    need_shares,
+)
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage, Step
-from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.errors import RemoteProtocolError
 from protocol.reveal import DecryptionShare, RevealContext
@@ -194,24 +199,18 @@ class Play:
 
     # -- the others' moves ----------------------------------------------------------------
 
-    def fact_of(self, m: int, env: Envelope) -> Fact:
-        raw = canonical.get_object(env.body, "fact", what=env.kind, evidence=env.wire)
-        fact = fact_from_dict(dict(raw))
+    def on_act(self, m: int, env: Envelope) -> None:
+        body = ActBody.parse(env)
+        fact = body.fact
         if getattr(fact, "seat", None) != self.table.seat_of[m]:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a fact for another seat")
-        return fact
-
-    def on_act(self, m: int, env: Envelope) -> None:
-        fact = self.fact_of(m, env)
         if not isinstance(fact, ACT_TYPES):
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, f"{fact.TYPE} is not a decision")
         view = self.table.view
         hand = self.table.hand
         assert view is not None
         assert hand is not None
-        game = view.game
-        at = canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="act",
-                               evidence=env.wire)
+        game, at = view.game, body.at
         if at != game.fact_count:
             if Step(self.table.seat_of[m], Stage.PLAY, at) in hand.timeouts.defaulted:
                 # Late: the table agreed its time ran out and gave the default. Its node
@@ -234,20 +233,20 @@ class Play:
         assert view is not None
         assert hand is not None
         game = view.game
-        raw = env.body.get("shown", 0)
-        if raw is not None and not isinstance(raw, str):
-            raise Blame(FaultKind.MALFORMED, AUTHOR, "shown must be a rank id or null")
-        fact = Answer(self.table.seat_of[m], None if raw is None else Rank.from_id(raw))
+        body = AnswerBody.parse(env)
+        fact = Answer(self.table.seat_of[m], body.shown)
         if hand.claims.pet is not None:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a second answer")
         claims = self.core.claims
         if fact.shown is not None:
-            claims.no_pet(env)
-            card = self.core.custody.open_public(m, env, game.hold[game.tgt])
+            claims.no_pet(body.pet)
+            card = self.core.custody.open_public(m, need_shares(env, body.shares),
+                                                 game.hold[game.tgt])
             if RANKS[card >> 1] is not fact.shown:
                 raise Blame(FaultKind.FALSE_SHOW, AUTHOR,
                             f"showed {RANKS[card >> 1].id} as {fact.shown.id}")
-        elif claims.pet_claim(m, env, game.hold[game.tgt], b"answer", ANSWERING, fact):
+        elif claims.pet_claim(m, env, body.pet, game.hold[game.tgt], b"answer", ANSWERING,
+                              fact):
             return  # applied when every key holder has done its part of the test
         elif not self.table.strict:
             claims.claim(env, game.hold[game.tgt], fact.seat, ANSWERING)
@@ -269,9 +268,8 @@ class Play:
         view = self.table.view
         assert view is not None
         game = view.game
-        kille = env.body.get("kille")
-        if type(kille) is not bool:
-            raise Blame(FaultKind.MALFORMED, AUTHOR, "kille must be true or false")
+        body = DiscloseBody.parse(env)
+        kille = body.kille
         hand = self.table.hand
         assert hand is not None
         if hand.claims.pet is not None:
@@ -279,11 +277,13 @@ class Play:
         fact = Disclosure(self.table.seat_of[m], kille)
         claims = self.core.claims
         if kille:
-            claims.no_pet(env)
-            card = self.core.custody.open_public(m, env, game.hold[game.tgt])
+            claims.no_pet(body.pet)
+            card = self.core.custody.open_public(m, need_shares(env, body.shares),
+                                                 game.hold[game.tgt])
             if RANKS[card >> 1] is not Rank.KILLE:
                 raise Blame(FaultKind.FALSE_SHOW, AUTHOR, "disclosed a kille that is none")
-        elif claims.pet_claim(m, env, game.hold[game.tgt], b"disclose", KILLE_ONLY, fact):
+        elif claims.pet_claim(m, env, body.pet, game.hold[game.tgt], b"disclose",
+                              KILLE_ONLY, fact):
             return
         elif not self.table.strict:
             claims.claim(env, game.hold[game.tgt], self.table.seat_of[m], KILLE_ONLY)
@@ -298,7 +298,7 @@ class Play:
         index = self.table.holder(m)
         game = view.game
         token = game.stock[game.draw_index]
-        data = canonical.get_bytes(env.body, "share", what="draw", size=96, evidence=env.wire)
+        data = DrawBody.parse(env).share
         share = DecryptionShare.from_bytes(RevealContext(hand.ctx, token, index, None), data)
         try:
             share.verify(hand.deck.joint.share_of(index), hand.deck.final[token])
@@ -325,7 +325,8 @@ class Play:
         pos = game.position_of(self.table.seat_of[m])
         if pos is None or not game.alive[pos] or pos in hand.play.shows:
             raise Blame(FaultKind.ILLEGAL_ACT, AUTHOR, "a show from a seat that is not live")
-        hand.play.shows[pos] = self.core.custody.open_public(m, env, game.hold[pos])
+        hand.play.shows[pos] = self.core.custody.open_public(m, ShowBody.parse(env).shares,
+                                                             game.hold[pos])
         live = [p for p in range(len(game.alive)) if game.alive[p]]
         if sorted(hand.play.shows) == live:
             ranks = tuple(RANKS[hand.play.shows[p] >> 1] for p in live)
@@ -335,8 +336,7 @@ class Play:
     def on_rewound(self, m: int, env: Envelope) -> None:
         hand = self.table.hand
         assert hand is not None
-        canonical.get_int(env.body, "at", lo=0, hi=canonical.MAX_INT, what="rewound",
-                          evidence=env.wire)
+        RewoundBody.parse(env)
         hand.play.skipping.discard(self.table.seat_of[m])
 
     # -- my own moves ---------------------------------------------------------------------
@@ -345,8 +345,7 @@ class Play:
         """Mark my next late step taken back with a ``rewound``."""
         if not hand.play.rewound:
             return False
-        self.core.outbox.emit(out, msg.REWOUND, {"at": hand.play.rewound.pop(0),
-                                                 "hand": hand.number})
+        self.core.outbox.emit(out, RewoundBody(hand.number, hand.play.rewound.pop(0)))
         return True
 
     def leave_when_over(self, hand: Hand) -> bool:
@@ -379,8 +378,7 @@ class Play:
             token = game.stock[game.draw_index]
             if hand.me is not None and outbox.once("draw", n, self.fed):
                 share = self.core.custody.share(hand, token, None, "draw")
-                outbox.emit(out, msg.DRAW, {"hand": n, "share": canonical.b64encode(
-                    share.to_bytes()), "token": token})
+                outbox.emit(out, DrawBody(n, token, share.to_bytes()))
                 return True
             return False
         if seat is None:
@@ -391,8 +389,8 @@ class Play:
                     or not self.core.custody.complete(hand, game.hold[pos])):
                 return False
             if outbox.once("show", n):
-                outbox.emit(out, msg.SHOW, {"hand": n, "shares": self.core.custody.open_entries(
-                    hand, game.hold[pos])})
+                outbox.emit(out, ShowBody(n, self.core.custody.open_entries(hand,
+                                                                            game.hold[pos])))
                 return True
             return False
         if game.expect_seat != seat:
@@ -410,24 +408,22 @@ class Play:
         game, n = view.game, hand.number
         phase, outbox, custody = game.phase, self.core.outbox, self.core.custody
         if phase == Phase.ANSWER:
-            rank = view.known[game.hold[game.tgt]]
-            body: dict[str, object] = {"hand": n,
-                                       "shown": rank.id if rank in ANSWERING else None}
+            token = game.hold[game.tgt]
+            rank = view.known[token]
             if rank in ANSWERING:
-                body["shares"] = custody.open_entries(hand, game.hold[game.tgt])
-            elif self.table.strict:
-                body["pet"] = self.core.claims.pet_body(hand, game.hold[game.tgt], b"answer",
-                                                        ANSWERING)
-            outbox.emit(out, msg.ANSWER, body)
+                outbox.emit(out, AnswerBody(n, rank, shares=custody.open_entries(hand, token)))
+            else:
+                outbox.emit(out, AnswerBody(n, None, pet=self._proof(hand, token, b"answer",
+                                                                     ANSWERING)))
         elif phase == Phase.DISCLOSE:
-            kille = view.known.get(game.hold[game.tgt]) is Rank.KILLE
-            body = {"hand": n, "kille": kille}
-            if kille:
-                body["shares"] = custody.open_entries(hand, game.hold[game.tgt])
-            elif self.table.strict:
-                body["pet"] = self.core.claims.pet_body(hand, game.hold[game.tgt],
-                                                        b"disclose", KILLE_ONLY)
-            outbox.emit(out, msg.DISCLOSE, body)
+            token = game.hold[game.tgt]
+            if view.known.get(token) is Rank.KILLE:
+                outbox.emit(out, DiscloseBody(n, True,
+                                              shares=custody.open_entries(hand, token)))
+            else:
+                outbox.emit(out, DiscloseBody(n, False, pet=self._proof(hand, token,
+                                                                        b"disclose",
+                                                                        KILLE_ONLY)))
         else:
             try:
                 fact = self.decide(phase, seat)
@@ -436,9 +432,15 @@ class Play:
                 # ask again on the next receive or wake.
                 outbox.unmark("decide", n, self.fed)
                 return False
-            outbox.emit(out, msg.ACT, {"at": game.fact_count, "fact": fact_to_dict(fact),
-                                       "hand": n})
+            outbox.emit(out, ActBody(n, game.fact_count, fact))
         return True
+
+    def _proof(self, hand: Hand, token: int, purpose: bytes, ranks: frozenset[Rank]
+               ) -> bytes | None:
+        """My proof that ``token`` is none of ``ranks`` (strict tables; None on audit ones)."""
+        if not self.table.strict:
+            return None
+        return self.core.claims.pet_body(hand, token, purpose, ranks)
 
     def decide(self, phase: int, seat: int) -> Fact:
         """My seat's decision, from the decider."""

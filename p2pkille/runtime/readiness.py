@@ -73,13 +73,13 @@ class Readiness:
         if kind in _GENESIS:
             return stage == _GENESIS[kind]
         hand = self.table.hand
-        number = env.body.get("hand")
+        number = msg.hand_of(env)
         if kind == msg.OVER:  # once this node is past that hand
-            return (stage == Stage.DONE or hand is None or type(number) is not int
+            return (stage == Stage.DONE or hand is None or number is None
                     or number < hand.number)
         if hand is None or self.table.view is None:
             return stage == Stage.DONE  # a late envelope after the end: consume as a fault
-        if type(number) is not int or number < hand.number:
+        if number is None or number < hand.number:
             return True  # malformed or stale: consumed as a fault
         if number > hand.number:
             return False
@@ -126,8 +126,8 @@ class Readiness:
         it can never be this seat's decision or was made for a step the game has passed
         (overtaken by its agreed default, or a fault); waits (False) if it is for a later
         step. None if it is for the game's step."""
-        fact, at = env.body.get("fact"), env.body.get("at")
-        if not isinstance(fact, dict) or fact.get("seat") != seat or type(at) is not int:
+        named, at = msg.act_of(env)
+        if named != seat or at is None:
             return True
         view = self.table.view
         assert view is not None
@@ -149,9 +149,9 @@ class Readiness:
     def _part_ready(self, hand: Hand, _seat: int, env: Envelope) -> bool:
         """A test part is ready for the claim under test; one for a later claim waits
         for that claim; one for no claim is a fault now."""
-        at = env.body.get("at")
+        at = msg.peek_int(env, "at")
         pet = hand.claims.pet
-        if type(at) is not int or (pet is not None and at == pet.claim.context.sequence):
+        if at is None or (pet is not None and at == pet.claim.context.sequence):
             return True
         view = self.table.view
         assert view is not None
@@ -161,7 +161,7 @@ class Readiness:
         view = self.table.view
         assert view is not None
         game = view.game
-        return game.phase == Phase.STOCK and env.body.get("token") == game.stock[
+        return game.phase == Phase.STOCK and msg.peek_int(env, "token") == game.stock[
             game.draw_index]
 
     def _answer_ready(self, hand: Hand, seat: int, phase: Phase) -> bool:
@@ -192,6 +192,6 @@ class Readiness:
         holds one act there, so this is read from the chains alone, whether the late act
         comes before or after the node leaves play (II.11.3)."""
         hand = self.table.hand
-        at = env.body.get("at")
-        return (env.kind == msg.ACT and hand is not None and type(at) is int
+        at = msg.peek_int(env, "at")
+        return (env.kind == msg.ACT and hand is not None and at is not None
                 and Step(self.table.seat_of[m], Stage.PLAY, at) in hand.timeouts.defaulted)

@@ -244,10 +244,15 @@ class Accuse:
     opened: list[tuple[int, msg.ShareEntry]]
     parts: list[tuple[int, bytes]]
     cause: bytes | None
-    rooted: bool
-    """It carries the accuse it cites."""
+    root: bytes | None
+    """The accuse it cites, carried (its bytes)."""
     agreed: bool
     """Its author signed the hand's checkpoint before it."""
+
+    @property
+    def rooted(self) -> bool:
+        """It carries the accuse it cites."""
+        return self.root is not None
 
 
 @dataclass(slots=True)

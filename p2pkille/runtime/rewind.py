@@ -14,13 +14,13 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from p2pkille.engine.errors import EngineError
-from p2pkille.engine.facts import Fact, fact_from_dict
+from p2pkille.engine.facts import Fact
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import ActBody
 from p2pkille.runtime.io import Output
 from p2pkille.runtime.recorded import RecordedDecider
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage
-from protocol import canonical
 from protocol.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -78,8 +78,7 @@ class Rewinder:
         for env in table.transcript.chain(table.identity.public):
             if env.kind == msg.ACT:
                 with contextlib.suppress(ProtocolError, EngineError, ValueError):
-                    facts.append(fact_from_dict(dict(canonical.get_object(
-                        env.body, "fact", what="act"))))
+                    facts.append(ActBody.parse(env).fact)
         decider = table.decider
         fresh = type(self.core)(self.core.node, table.identity, table.delivery, table.config,
                      RecordedDecider(facts, decider), table.seed, table.timing)

@@ -167,8 +167,8 @@ class TableState:
         member = self.members[m]
         seq = self.consumed[m] + 1
         while (env := self.transcript.get(member, seq)) is not None:
-            later = env.body.get("hand")
-            if type(later) is int and (later > number or (
+            later = msg.hand_of(env)
+            if later is not None and (later > number or (
                     later == number and env.kind == msg.OVER)):
                 return True
             seq += 1

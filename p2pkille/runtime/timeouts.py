@@ -14,6 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import SeenBody, TimeoutBody
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.play import DECIDING, default_fact
 from p2pkille.runtime.records import Hand
@@ -92,7 +93,7 @@ class Timeouts:
             if (step.seat != table.my_seat and now - first >= wait
                     and (hand.number, step) not in self.voted):
                 self.voted.add((hand.number, step))
-                self.core.outbox.emit(out, msg.TIMEOUT, step.body(hand.number))
+                self.core.outbox.emit(out, TimeoutBody(hand.number, step))
 
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
@@ -130,10 +131,10 @@ class Timeouts:
             return False
         awaited = hand.timeouts.to_answer.pop(0)
         hand.timeouts.answered.add(awaited)
-        self.core.outbox.emit(out, msg.SEEN, awaited.body(hand.number))
+        self.core.outbox.emit(out, SeenBody(hand.number, awaited))
         member = self.table.members[self.table.member_of[awaited.seat]]
         out += [Send(env.wire) for env in self.table.transcript.chain(member)
-                if env.body.get("hand") == hand.number]
+                if msg.hand_of(env) == hand.number]
         return True
 
     def forget_silent(self, hand: Hand) -> None:
@@ -150,8 +151,8 @@ class Timeouts:
         for env in self.table.transcript.chain(self.table.identity.public):
             if env.kind == msg.TIMEOUT:
                 with contextlib.suppress(ProtocolError):
-                    self.take_own_vote(msg.get_hand(env.body, env.wire),
-                                       msg.get_step(env.body, env.wire))
+                    vote = TimeoutBody.parse(env)
+                    self.take_own_vote(vote.hand, vote.step)
 
     def take_own_vote(self, hand: int, step: Step) -> None:
         """Count a time-out vote from this member's own log as cast: a node rebuilt from
@@ -236,7 +237,7 @@ class Timeouts:
             return False
         try:
             msg.check_body(env.kind, env.body, env.wire)
-            step = msg.get_step(env.body, env.wire)
+            step = TimeoutBody.parse(env).step
         except ProtocolError:
             return False
         if step.stage == Stage.RESPOND:
@@ -280,7 +281,7 @@ class Timeouts:
             seq = max(self.table.consumed[m] + 1, hand.timeouts.scanned.get(m, 0))
             held: int | None = None
             while (env := self.table.transcript.get(member, seq)) is not None:
-                if env.body.get("hand") == hand.number and env.id not in _taken(hand, env) and (
+                if msg.hand_of(env) == hand.number and env.id not in _taken(hand, env) and (
                         (env.kind == msg.TALLY and self.held_back(hand, self.table.seat_of[m]))
                         or (env.kind in (msg.TIMEOUT, msg.SEEN)
                             and self.answer_held(hand, self.table.seat_of[m], env))):
@@ -291,7 +292,7 @@ class Timeouts:
                     continue
                 seq += 1
                 if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY) or (
-                        env.body.get("hand") != hand.number or env.id in _taken(hand, env)):
+                        msg.hand_of(env) != hand.number or env.id in _taken(hand, env)):
                     continue
                 try:
                     msg.check_body(env.kind, env.body, env.wire)
@@ -335,14 +336,14 @@ class Timeouts:
             seq = self.table.consumed[m] + 1
             voted = {step for step, voters in hand.timeouts.votes.items() if k in voters}
             while (env := self.table.transcript.get(member, seq)) is not None:
-                later = env.body.get("hand")
-                if type(later) is int and (later > number or (
+                later = msg.hand_of(env)
+                if later is not None and (later > number or (
                         later == number and env.kind == msg.OVER)):
                     movers[k] = frozenset(voted)
                     break
                 if later == number and env.kind == msg.TIMEOUT:
                     with contextlib.suppress(ProtocolError):  # malformed: not a vote
-                        voted.add(msg.get_step(env.body, env.wire))
+                        voted.add(TimeoutBody.parse(env).step)
                 seq += 1
         hand.timeouts.movers = movers
         return movers
@@ -371,7 +372,7 @@ class Timeouts:
         if env.id in hand.timeouts.taken or seat not in hand.holders:
             return
         hand.timeouts.taken.add(env.id)
-        step = msg.get_step(env.body, env.wire)
+        step = TimeoutBody.parse(env).step
         voter = hand.holders.index(seat)
         hand.timeouts.responded.setdefault(step, set()).add(voter)
         hand.timeouts.votes.setdefault(step, set()).add(voter)
@@ -388,7 +389,7 @@ class Timeouts:
             return
         hand.timeouts.taken.add(env.id)
         voter = self.table.holder(m)
-        step = msg.get_step(env.body, env.wire)
+        step = TimeoutBody.parse(env).step
         hand.timeouts.responded.setdefault(step, set()).add(voter)
         if env.kind == msg.SEEN:
             hand.timeouts.seens.add(step)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.bodies import TallyBody
 from p2pkille.runtime.emit import HAND_FLOW
 from p2pkille.runtime.evidence import Finding
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
@@ -23,7 +24,6 @@ from p2pkille.runtime.io import Output
 from p2pkille.runtime.outcome import HandOutcome
 from p2pkille.runtime.records import Hand, Tally
 from p2pkille.runtime.steps import Stage
-from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.errors import ProtocolError
 
@@ -97,8 +97,8 @@ class Verdict:
         """A tally of ``hand`` as (ids, buyers); None if it is not of every key holder or
         names a key holder, or a seat that does not exist, among the buyers. Raises
         :class:`ProtocolError` for a malformed body."""
-        ids = msg.get_ids(env.body, env.wire)
-        buyers = msg.get_buyers(env.body, env.wire)
+        body = TallyBody.parse(env)
+        ids, buyers = body.ids, body.buyers
         if len(ids) != len(hand.holders) or any(
                 s >= len(self.table.members) or s in hand.holders for s in buyers):
             return None
@@ -328,13 +328,13 @@ class Verdict:
             env = self.table.transcript.get(member, seq)
             if env is None:
                 return None
-            number = env.body.get("hand")
-            if type(number) is int and number > hand.number:
+            number = msg.hand_of(env)
+            if number is not None and number > hand.number:
                 break
             seq += 1
         while (env := self.table.transcript.get(member, seq := seq - 1)) is not None:
-            number = env.body.get("hand")
-            if type(number) is not int or (number == hand.number and env.kind == msg.KEY) or (
+            number = msg.hand_of(env)
+            if number is None or (number == hand.number and env.kind == msg.KEY) or (
                     number < hand.number and env.kind in HAND_FLOW):
                 return None  # no tally of the hand: it did not decide by one
             if env.kind == msg.TALLY and number == hand.number:
@@ -406,9 +406,5 @@ class Verdict:
         if hand.me is None or mine is None or mine == hand.void.tallied:
             return False
         hand.void.tallied = mine
-        tally: dict[str, object] = {"hand": hand.number, "ids": [
-            None if i is None else canonical.b64encode(i) for i in mine[0]]}
-        if mine[1]:
-            tally["buyers"] = list(mine[1])
-        self.core.outbox.emit(out, msg.TALLY, tally)
+        self.core.outbox.emit(out, TallyBody(hand.number, *mine))
         return True
