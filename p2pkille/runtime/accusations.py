@@ -160,7 +160,7 @@ class Accusations:
                 {(t, e.sender, e.recipient, e.share, k) for t, e, k in disclosed}) < len(
                 disclosed):
             # Only its own boxes, each once: a list filled up with made-up or repeated
-            # ones would leave a dispute over a forward it left out unproven (_dispute).
+            # ones would leave a dispute over a forward it left out unproven (evidence.py).
             raise Blame(FaultKind.MALFORMED, AUTHOR,
                          "discloses a box it did not seal, or one twice")
         if body.root is not None and body.cause is None:
@@ -227,7 +227,7 @@ class Accusations:
             accuses_me = any(a.accused == me and a.kind in SEALED for a in accs)
             (accusers if accuses_me else quiet).add(hand.holders[k])
         if hand.me in hand.close.signed:
-            # Every other holder signed, accused or timed out (_act). One that signed
+            # Every other holder signed, accused or timed out (act). One that signed
             # before it accused disputes nothing (its accusations are void, §11.1).
             quiet |= {hand.holders[k] for k in hand.close.signed} - accusers
 

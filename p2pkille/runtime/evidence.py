@@ -92,8 +92,8 @@ class Evidence:
         if acc.kind == FaultKind.BAD_KEY.value and env.kind == msg.KEY:
             # Judged on the evidence alone: a node that holds the other branch of a forked
             # key would find "two envelopes for one slot" and one that holds this branch
-            # the key's own verdict
-            # (test_detection.py::test_a_false_accusation_citing_a_forked_good_key_is_false).
+            # the key's own verdict. Test:
+            # test_accuse_fork.py::test_a_false_bad_key_accusation_citing_a_forked_key_is_judged_alike  # noqa: E501
             return Finding.of(self.bad_key(hand, acc.accused, env))
         held = table.transcript.get(accused, env.seq)
         if held is None:

@@ -147,7 +147,7 @@ class LateAnswers:
 
     def on_answer(self, number: int, seat: int, env: Envelope) -> None:
         """A vote or seen of a hand I decided: an answer of ``seat`` to its step (mine
-        too: a seen I sent late), and a vote I may answer (_late_respond_vote)."""
+        too: a seen I sent late), and a vote I may answer (:meth:`on_respond_vote`)."""
         holders, answered = self.past_answers[number]
         if seat not in holders:
             return  # held no key there: neither answers nor votes

@@ -273,7 +273,7 @@ class VoidRecord:
     opened: dict[int, list[tuple[int, msg.ShareEntry]]] = field(default_factory=dict)
     parts: dict[int, list[tuple[int, bytes]]] = field(default_factory=dict)
     taken: set[bytes] = field(default_factory=set)
-    """Ids of the accuse and tally envelopes taken."""
+    """Ids of the accuse envelopes taken."""
     cause: bytes | None = None
     """Why I joined a void round I did not start: the id of the accuse I cite, and in
     ``root`` the bytes I carry of it (II.11.1)."""
@@ -288,6 +288,8 @@ class VoidRecord:
     accuse_wires: dict[bytes, bytes] = field(default_factory=dict)
     tallies: dict[int, Tally] = field(default_factory=dict)
     """The tally round: per holder its latest tally."""
+    tally_taken: set[bytes] = field(default_factory=set)
+    """Ids of the tally envelopes taken."""
     tally_ids: tuple[bytes | None, ...] | None = None
     """My tally as computed (``tally_out``: its buyers), and as last sent (``tallied``)."""
     tally_out: tuple[int, ...] = ()

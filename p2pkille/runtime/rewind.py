@@ -61,6 +61,11 @@ class Rewinder:
         self.core.closing.reopen(hand)
         self.core.outbox.forget(hand.number, ("show", "draw", Stage.REVEAL, Stage.CHECKPOINT))
 
+    def carry(self, old: Rewinder) -> None:
+        """A rebuild from ``old``'s machine: one more rebuild, and the hands started over."""
+        self.rebuilds = old.rebuilds + 1
+        self.rebuilt = old.rebuilt
+
     def start_over(self, number: int) -> None:
         """Votes taken after I counted hand ``number`` void it: rebuild (once per hand)."""
         if number not in self.rebuilt:
@@ -85,12 +90,10 @@ class Rewinder:
         fresh.behaviour, fresh.probe = self.core.behaviour, self.core.probe
         fresh.replay(env.wire for env in table.transcript.accepted)
         fresh.timeouts.take_own_votes()
-        fresh.table.workers, fresh.table.record_events = table.workers, table.record_events
-        fresh.outbox.sent_envelopes = self.core.outbox.sent_envelopes
-        fresh.outbox.sent_bytes = self.core.outbox.sent_bytes
-        fresh.table.dropped, fresh.rewinder.rebuilds = table.dropped, self.rebuilds + 1
-        fresh.rewinder.rebuilt = self.rebuilt
-        fresh.table.now, fresh.timeouts.since = table.now, self.core.timeouts.since
+        fresh.table.carry(table)
+        fresh.outbox.carry(self.core.outbox)
+        fresh.timeouts.carry(self.core.timeouts)
+        fresh.rewinder.carry(self)
         fresh.pump(out)
         # The forks I held, after the chains as a restart from the log takes them: only one
         # branch of each is among the accepted envelopes, and a fork held nowhere else
@@ -99,7 +102,6 @@ class Rewinder:
             fresh.intake.accept(proof.first)
             fresh.intake.accept(proof.second)
         fresh.pump(out)
-        fresh.table.decider = decider
-        fresh.table.watchers = table.watchers
+        fresh.table.resume(decider, table.watchers)
         fresh.table.tell("void")
         return fresh

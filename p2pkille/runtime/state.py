@@ -91,6 +91,16 @@ class TableState:
         self.workers: Workers | None = None
         self.record_events = False
 
+    def carry(self, old: TableState) -> None:
+        """A rebuild from ``old`` (rewind.py): what its owner set, its counts, its time.
+        Its watchers and decider come back once the rebuild has replayed the transcript
+        (:meth:`resume`): the replay tells no screen and asks no person."""
+        self.workers, self.record_events = old.workers, old.record_events
+        self.dropped, self.now = old.dropped, old.now
+
+    def resume(self, decider: Decider, watchers: list[Callable[[str], None]]) -> None:
+        self.decider, self.watchers = decider, watchers
+
     # -- the stage ------------------------------------------------------------------------
 
     def move(self, stage: Stage) -> None:

@@ -55,7 +55,9 @@ def silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
 
 def _taken(hand: Hand, env: Envelope) -> set[bytes]:
     """The ids of the envelopes of ``env``'s kind taken in ``hand``."""
-    return hand.timeouts.taken if env.kind in (msg.TIMEOUT, msg.SEEN) else hand.void.taken
+    if env.kind in (msg.TIMEOUT, msg.SEEN):
+        return hand.timeouts.taken
+    return hand.void.tally_taken if env.kind == msg.TALLY else hand.void.taken
 
 
 class Timeouts:
@@ -71,6 +73,10 @@ class Timeouts:
         """(hand, step) -> when I began to wait there."""
         self.timed_decisions: list[tuple[int, int, int]] = []
         """(hand, seat, step) of every decision the table gave its default."""
+
+    def carry(self, old: Timeouts) -> None:
+        """A rebuild from ``old``'s machine: when I began to wait where, as it waited."""
+        self.since = old.since
 
     def vote(self, out: list[Output], now: float) -> None:
         """Vote the time out of every seat I waited on for longer than my limit: the step
@@ -176,11 +182,12 @@ class Timeouts:
             # No silent set of two can be agreed here, so a holder that never answers a
             # vote on a holder's step is timed out by the rule for one seat, which needs
             # the step's seat too: it votes as well, on its own step that it took (its
-            # envelope is in; a voter holds it back until another holder says seen). Else
-            # a holder that crashed for good left the other two waiting for ever, one for
-            # the seen, one for the voter's next step (fault generator seeds 921, 1378).
+            # envelope is in; a voter holds it back until another holder says seen), so
+            # that a holder crashed for good cannot leave the other two waiting, one for
+            # the seen, one for the voter's next step. Test:
+            # test_decide_timeout.py::test_a_late_decider_and_a_crashed_holder_do_not_stall_three_holders  # noqa: E501
             # A seat without a key (a buyer, a buy-in) is no holder: the voters alone are
-            # every holder but the silent one (seed 25).
+            # every holder but the silent one.
             steps += [step for step in hand.timeouts.votes if step.seat == self.table.my_seat
                       and step.stage != Stage.RESPOND and self.past(step)]
         for step in steps:
@@ -285,7 +292,7 @@ class Timeouts:
                         (env.kind == msg.TALLY and self.held_back(hand, self.table.seat_of[m]))
                         or (env.kind in (msg.TIMEOUT, msg.SEEN)
                             and self.answer_held(hand, self.table.seat_of[m], env))):
-                    # Read again once a seen for it is in (_held_back); what follows it may
+                    # Read again once a seen for it is in (held_back); what follows it may
                     # be that seen, for another seat.
                     held = seq if held is None else held
                     seq += 1
@@ -366,7 +373,7 @@ class Timeouts:
         """A vote of a hand I counted, taken after I counted it. If the votes now agree a
         silent set, the holders outside it (a strict majority) void the hand: I counted it
         too early (cut off as the signatures went out, or on another holder's seen while
-        that set formed). Then I start over from my transcript (_rebuild), which holds
+        that set formed). Then I start over from my transcript (rewind.py), which holds
         those votes, and follow the table. Once per hand: a second start would decide
         the same way."""
         if env.id in hand.timeouts.taken or seat not in hand.holders:
@@ -426,7 +433,7 @@ class Timeouts:
             return False
         if seat not in hand.holders:
             # A buyer's step (a disclosure, a show, a forward it owes) once this node sits
-            # where the step was voted; only every holder's vote times it out (_silent).
+            # where the step was voted; only every holder's vote times it out (silent).
             if stage == Stage.OWED:
                 return self.table.reached(at) and self.table.in_play(hand, seat)
             if stage == Stage.VOID:
@@ -440,7 +447,7 @@ class Timeouts:
 
     def silent(self, hand: Hand) -> frozenset[int]:
         """The holders whose time-out is agreed: every member of some *silent set*, a set
-        S of holders such that each member has a step (``_counts``) that every holder
+        S of holders such that each member has a step (:meth:`counts`) that every holder
         outside S voted out, and the holders outside S are a strict majority (or S is
         one holder and every other voted). A minority, partitioned or impatient, agrees
         nothing; two holders silent together no longer wait for each other's vote

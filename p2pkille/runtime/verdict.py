@@ -83,14 +83,14 @@ class Verdict:
     def on_tally(self, m: int, env: Envelope) -> None:
         hand = self.table.hand
         assert hand is not None
-        if env.id in hand.void.taken:
+        if env.id in hand.void.tally_taken:
             return
         index = self.table.holder(m)
         tally = self.read_tally(hand, env)
         if tally is None:
             raise Blame(FaultKind.MALFORMED, AUTHOR,
                         "a tally not of every key holder, or naming a key holder as a buyer")
-        hand.void.taken.add(env.id)
+        hand.void.tally_taken.add(env.id)
         hand.void.tallies[index] = tally  # the latest counts: a chain is read in order
 
     def read_tally(self, hand: Hand, env: Envelope) -> Tally | None:
