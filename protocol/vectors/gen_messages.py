@@ -11,6 +11,7 @@ import hashlib
 from typing import Any, Final
 
 from protocol import canonical, domain
+from protocol import identity as ed
 from protocol.checkpoint import Checkpoint, SignatureCollector
 from protocol.envelope import ZERO_HASH, Envelope
 from protocol.identity import Identity
@@ -189,10 +190,10 @@ def _ed(y: int, sign: int = 0) -> bytes:
 
 
 def _bad_public_keys(honest: bytes) -> list[tuple[bytes, str]]:
-    from protocol import identity as ed
     base = ed._decompress(honest)
     order4 = ed._decompress(bytes(32))
-    assert base is not None and order4 is not None
+    assert base is not None
+    assert order4 is not None
     x, y, z, _ = ed._add(base, order4)
     zi = pow(z, -1, _P)
     mixed = _ed(y * zi % _P, x * zi % _P & 1)
@@ -272,7 +273,8 @@ def _bad_envelopes(people: list[Identity], outsider: Identity, good: Envelope
     base = canonical.decode_object(good.wire)
 
     def edit(reason: str, check: int, error: str, **changes: object) -> dict[str, object]:
-        obj = {k: v for k, v in base.items() if changes.get(k, 0) is not None}
+        obj: dict[str, object] = {k: v for k, v in base.items()
+                                  if changes.get(k, 0) is not None}
         obj.update({k: v for k, v in changes.items() if v is not None})
         return {"check": check, "error": error, "reason": reason,
                 "wire": _text(canonical.encode(obj))}
@@ -284,6 +286,8 @@ def _bad_envelopes(people: list[Identity], outsider: Identity, good: Envelope
         return {"check": check, "error": error, "reason": reason, "wire": _text(env.wire)}
 
     b64 = canonical.b64encode
+    changed = dict(good.body)
+    changed["n"] = 3
     forged = canonical.decode_object(Envelope.seal(
         people[1], table=TABLE, seq=good.seq, prev=good.prev, kind=good.kind,
         body=good.body).wire)["sig"]
@@ -309,8 +313,7 @@ def _bad_envelopes(people: list[Identity], outsider: Identity, good: Envelope
         sealed("a kind outside the receiver's set", 7, "UnknownKind", people[0],
                kind="chat.unknown"),
         sealed("signed by a key that is no member", 8, "NotAMember", outsider),
-        edit("body changed after signing", 9, "InvalidSignature",
-             body={**base["body"], "n": 3}),  # type: ignore[dict-item]
+        edit("body changed after signing", 9, "InvalidSignature", body=changed),
         edit("signed by member 1, author member 0", 9, "InvalidSignature", sig=forged),
     ]
 
