@@ -475,3 +475,29 @@ def test_the_rng_of_a_node_is_the_deterministic_rng_of_its_secret() -> None:
     share = PublicKeyShare.from_bytes(k, _b(_body(env)["share"]))
     c = share.proof.challenge
     assert (w + c * x) == share.proof.response
+
+
+def test_a_members_witness_and_deal_boxes_come_from_its_seed() -> None:
+    # II.9: the witness is ShuffleWitness drawn from rng("shuffle", n), each deal box's
+    # one-time key the 32 bytes of rng("seal-deal-j", n, j, holders[j]).
+    game = _game("audit")
+    follower = Follower(game)
+    hand = game["hands"][0]
+    number = hand["hand"]
+    for member, secrets in enumerate(game["members"]):
+        seed = bytes.fromhex(secrets["secret_seed_hex"])
+        seat = follower.seats.index(member)
+        reveal = next(e for e in follower.of_hand(number, "reveal")
+                      if e.author == follower.members[member])
+        witness = ShuffleWitness.generate(
+            len(follower.deck), DeterministicRng(_secret(seed, "shuffle", _u64(number))))
+        assert witness.to_bytes() == _b(_body(reveal)["witness"])
+        deal = next(e for e in follower.of_hand(number, "deal")
+                    if e.author == follower.members[member])
+        assert seat in hand["holders"]
+        for box in _body(deal)["boxes"]:
+            j, to = box["token"], box["for"]
+            rng = DeterministicRng(_secret(seed, f"seal-deal-{j}", _u64(number), _u64(j),
+                                           _u64(to)))
+            ephemeral = DeliveryKeyPair.generate(rng)
+            assert _b(box["box"])[:32] == ephemeral.public  # the box starts with E
