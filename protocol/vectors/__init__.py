@@ -9,6 +9,10 @@ Regenerate (only when the protocol changes on purpose, with a version bump of
 the affected labels)::
 
     python -m protocol.vectors --regenerate
+
+``table.json`` (Part II of docs/protocol.md) has no generator here: it is played by
+real table nodes, which this package may not import. ``python -m p2pkille.vectors
+--regenerate`` rewrites it.
 """
 
 from __future__ import annotations

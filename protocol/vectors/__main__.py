@@ -1,4 +1,8 @@
-"""``python -m protocol.vectors [--regenerate]``: check or rewrite the vector files."""
+"""``python -m protocol.vectors [--regenerate]``: check or rewrite the Part I vector files.
+
+``table.json`` (Part II, the table protocol) is made by real table nodes, which
+``protocol/`` may not import: ``python -m p2pkille.vectors [--regenerate]``.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,15 @@ import sys
 
 from protocol.vectors import VECTOR_DIR, dumps, generate, generator_names
 
+PART_II = ("table.json (Part II) is checked and rewritten by "
+           "python -m p2pkille.vectors [--regenerate].")
+
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m protocol.vectors")
+    parser = argparse.ArgumentParser(
+        prog="python -m protocol.vectors",
+        description="Check (default) or rewrite the Part I vector files (gen_*.py). "
+                    f"{PART_II}")
     parser.add_argument("--regenerate", action="store_true", help="rewrite the JSON files")
     args = parser.parse_args()
     status = 0
@@ -24,6 +34,7 @@ def main() -> int:
             status = 1
         else:
             print(f"ok {path.name}")
+    print(PART_II)
     return status
 
 

@@ -9,11 +9,21 @@ fields are raw bytes; points and scalars are their 32-byte encodings.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Final
 
 from protocol import domain
 from protocol.audit import HandRecord, audit_hand
-from protocol.deck import Deck, ShuffleContext, initial_deck, mask, remask, shuffle_step
+from protocol.deck import (
+    Deck,
+    ShuffleContext,
+    initial_deck,
+    mask,
+    random_permutation,
+    remask,
+    shuffle_step,
+    uniform_below,
+)
 from protocol.group import Point, Scalar
 from protocol.keys import DeliveryKeyPair, HandContext, KeyShare, joint_key, u64
 from protocol.reveal import DecryptionShare, RevealContext, open_card
@@ -30,6 +40,31 @@ PURPOSES: Final = (
     "card", "key-share-pok", "key-share-pok-nonce", "shuffle-commit", "dleq", "dleq-nonce",
     "seal-key", "seal-aad", "sealed", "deck",
 )
+
+
+RNG_SEED: Final = b"p2pkille rng vectors v1"
+# A bound just above 2^31: about half of all 4-byte draws are rejected (5.3).
+REJECTING_BOUND: Final = 2**31 + 1
+
+
+def _rng_vectors() -> dict[str, Any]:
+    """DeterministicRng (section 1) and the draws of 5.3, with every byte drawn."""
+    stream = DeterministicRng(RNG_SEED).randbytes(160)
+    tap = Tap(DeterministicRng(RNG_SEED))
+    below = []
+    for bound in (REJECTING_BOUND, REJECTING_BOUND, REJECTING_BOUND, 6):
+        value = uniform_below(bound, tap)
+        below.append({"bound": bound, "draws_hex": [d.hex() for d in tap.take()],
+                      "value": value})
+    perm = random_permutation(10, tap)
+    return {
+        "seed_utf8": RNG_SEED.decode(),
+        "key_hex": hashlib.sha512(domain.label("rng-seed") + RNG_SEED).hexdigest(),
+        "stream_hex": stream.hex(),
+        "uniform_below": below,
+        "permutation": {"n": 10, "draws_hex": [d.hex() for d in tap.take()],
+                        "value": list(perm)},
+    }
 
 
 def _ct(c: Any) -> str:
@@ -176,4 +211,5 @@ def generate() -> dict[str, Any]:
         "private_deals": private,
         "public_open": {"slot": public_slot, "card": public_card, "shares": public_entries},
         "audit_cards": list(report.cards),
+        "deterministic_rng": _rng_vectors(),
     }

@@ -147,3 +147,37 @@ def test_every_label_in_the_code_is_specified_and_in_the_vectors(doc: dict[str, 
     spec = (root / "docs" / "protocol.md").read_text("utf-8")
     table = set(re.findall(r"^\| `([a-z0-9-]+)` ", spec, flags=re.M))
     assert used <= table, used - table
+
+
+def test_deterministic_rng_and_the_draws_of_5_3_from_the_file(doc: dict[str, Any]) -> None:
+    # Section 1: key = SHA-512(label("rng-seed") || seed), raw concatenation; block t =
+    # SHA-512(key || u64(t)); the stream is the blocks in order, read front to back.
+    rng = doc["deterministic_rng"]
+    key = hashlib.sha512(b"p2pkille-protocol/v1/rng-seed" + rng["seed_utf8"].encode()).digest()
+    assert key.hex() == rng["key_hex"]
+    stream = b"".join(hashlib.sha512(key + t.to_bytes(8, "big")).digest() for t in range(3))
+    assert stream[:160].hex() == rng["stream_hex"]
+    # uniform_below (5.3): 4 bytes big-endian, redrawn at or above 2^32 - (2^32 mod m).
+    drawn = b""
+    for case in rng["uniform_below"]:
+        m = case["bound"]
+        limit = 2**32 - 2**32 % m
+        values = [int(d, 16) for d in case["draws_hex"]]
+        assert all(v >= limit for v in values[:-1])
+        assert values[-1] < limit
+        assert values[-1] % m == case["value"]
+        drawn += b"".join(bytes.fromhex(d) for d in case["draws_hex"])
+    assert any(len(c["draws_hex"]) > 1 for c in rng["uniform_below"]), "no rejection shown"
+    # Fisher-Yates from index n-1 down to 1, on the draws that follow in the same stream.
+    perm = rng["permutation"]
+    items = list(range(perm["n"]))
+    draws = iter(perm["draws_hex"])
+    for i in range(perm["n"] - 1, 0, -1):
+        m = i + 1
+        while (v := int(next(draws), 16)) >= 2**32 - 2**32 % m:
+            pass
+        j = v % m
+        items[i], items[j] = items[j], items[i]
+    assert items == perm["value"]
+    drawn += b"".join(bytes.fromhex(d) for d in perm["draws_hex"])
+    assert stream.startswith(drawn)

@@ -115,3 +115,77 @@ def test_the_spec_lists_every_label_this_part_uses() -> None:
     in_code = {"identity-fingerprint", envelope.SIGN_PURPOSE, envelope.ID_PURPOSE,
                transcript.ROOT_PURPOSE, checkpoint.SIGN_PURPOSE, checkpoint.ID_PURPOSE}
     assert in_spec == in_code == set(DOC["labels"])
+
+
+def test_identities_are_in_ascending_key_order_as_a_table_orders_members() -> None:
+    raws = [bytes.fromhex(i["public_hex"]) for i in DOC["identities"]]
+    assert raws == sorted(raws)
+    assert [m.raw for m in MEMBERS] == raws
+
+
+def test_every_refused_public_key_is_refused() -> None:
+    cases = DOC["refused"]["public_keys"]
+    assert len(cases) >= 16
+    for case in cases:
+        with pytest.raises(InvalidEncoding):
+            PublicKey.from_bytes(bytes.fromhex(case["hex"]))
+
+
+def test_the_small_order_keys_listed_are_every_point_of_order_1_2_4_or_8() -> None:
+    from protocol import identity as ed
+
+    small = set()
+    for case in DOC["refused"]["public_keys"]:
+        if case["reason"].startswith("small order"):
+            point = ed._decompress(bytes.fromhex(case["hex"]))
+            assert point is not None, case
+            assert ed._is_identity(ed._mul(8, point)), case
+            small.add(case["hex"])
+    # A cyclic group of order 8: eight points, each listed once, canonically encoded.
+    assert len(small) == 8
+    mixed = next(c for c in DOC["refused"]["public_keys"] if c["reason"].startswith("mixed"))
+    point = ed._decompress(bytes.fromhex(mixed["hex"]))
+    assert point is not None
+    assert not ed._is_identity(ed._mul(2**252 + 27742317777372353535851937790883648493, point))
+
+
+def test_every_refused_delivery_key_is_refused() -> None:
+    from protocol.keys import check_delivery_key
+
+    for case in DOC["refused"]["delivery_keys"]:
+        with pytest.raises(InvalidEncoding):
+            check_delivery_key(bytes.fromhex(case["hex"]))
+
+
+def test_every_refused_signature_is_refused() -> None:
+    from protocol.errors import InvalidSignature
+
+    cases = DOC["refused"]["signatures"]
+    for case in cases:
+        with pytest.raises(InvalidSignature):
+            MEMBERS[case["signer"]].verify(case["purpose"], bytes.fromhex(case["message_hex"]),
+                                           bytes.fromhex(case["signature_hex"]))
+    # The identity-R signature is no mere garbage: RFC 8032's cofactorless equation (and
+    # OpenSSL) accepts it, which is why docs 10.3 lists it.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    identity_r = next(c for c in cases if c["reason"].startswith("R = the identity, S"))
+    Ed25519PublicKey.from_public_bytes(MEMBERS[0].raw).verify(
+        bytes.fromhex(identity_r["signature_hex"]),
+        domain.encode(domain.label("envelope"), bytes.fromhex(identity_r["message_hex"])))
+
+
+def test_every_refused_envelope_fails_at_its_check_with_its_error() -> None:
+    from protocol import envelope
+    from protocol.errors import InvalidSignature
+
+    errors = {cls.__name__: cls for cls in (
+        envelope.MalformedEnvelope, envelope.WrongVersion, envelope.WrongTable,
+        envelope.UnknownKind, envelope.NotAMember, InvalidSignature)}
+    cases = DOC["refused"]["envelopes"]
+    assert {c["check"] for c in cases} == set(range(3, 10))
+    for case in cases:
+        with pytest.raises(errors[case["error"]]) as info:
+            decode(case["wire"].encode(), table=TABLE, members=MEMBERS, kinds=DOC["kinds"])
+        assert type(info.value) is errors[case["error"]], case["reason"]
+        assert info.value.evidence == case["wire"].encode()
