@@ -178,8 +178,8 @@ def test_every_label_the_table_code_uses_is_in_a_label_table() -> None:
 
 def test_every_secret_purpose_is_in_the_secrets_table() -> None:
     source = _source()
-    literal = set(re.findall(r'_(?:rng|secret)\(\s*"([a-z][a-z-]*[a-z])"', source))
-    literal |= set(re.findall(r'_share\([^()]*"([a-z-]+)"\)', source))
+    literal = set(re.findall(r'\b(?:rng|secret)\(\s*"([a-z][a-z-]*[a-z])"', source))
+    literal |= set(re.findall(r'\bshare\([^()]*"([a-z-]+)"\)', source))
     assert {"genesis-nonce", "hand-key", "key-proof", "shuffle", "open", "draw"} <= literal
     # Composed purposes: the deal's per slot, its seal's, and a claim's per purpose.
     assert 'f"deal-{' in source
