@@ -132,8 +132,6 @@ TEMPLATES: Final[dict[str, tuple[str, str]]] = {
                          "Nobody dies: no killing card was shown ({killers})."),
     "nobody_alone": ("Ingen dör: {a} är ensam levande vid visningen.",
                      "Nobody dies: {a} {a:is|are} the only one alive at the showdown."),
-    "nobody_spared": ("Ingen dör: dödsfallen skulle inte lämna någon levande i given.",
-                      "Nobody dies: the deaths would leave nobody alive in the hand."),
     "killers_basic": ("Kille som inte kommit genom byte, Husu, Husar",
                       "a Kille not got by a swap, Husu, Husar"),
     "killers_kuku": ("Kille som inte kommit genom byte, Kuku, Husu, Husar",
@@ -477,8 +475,7 @@ class Chronicle:
             key = ("killers_kuku" if game.options.showdown is ShowdownRule.KILLING_CARDS_KUKU
                    else "killers_basic")
             self.add(said("nobody_no_killer", killers=Phrase(key)))
-        else:
-            self.add(said("nobody_spared"))
+        # Otherwise the deaths would leave nobody alive: the engine's "spared" lines say so.
 
     def _cause(self, e: Event, game: Game) -> Phrase:
         cause = e.cause or ""

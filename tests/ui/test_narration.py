@@ -16,7 +16,7 @@ ME = 3
 
 
 def told(ruleset: str, facts: list[Fact], seats: int = 4, lang: str = "en",
-         chips: int = 3) -> list[str]:
+         chips: int = 3, known: dict[int, Rank] | None = None) -> list[str]:
     """The lines told of ``facts`` at a table of ``seats`` (dealer 0: turn order 1, 2, ...,
     0), the player at seat 3."""
     game = Game(PRESETS[ruleset], NAMES[:seats], stake=1, chips=chips, dealer=0,
@@ -26,7 +26,7 @@ def told(ruleset: str, facts: list[Fact], seats: int = 4, lang: str = "en",
         before = len(game.events or [])
         game.apply(fact)
         assert game.events is not None
-        chronicle.events(game.events[before:], game, hand=game.hand_no, known={},
+        chronicle.events(game.events[before:], game, hand=game.hand_no, known=known or {},
                          me=ME if seats > ME else None)
     cast = Cast(NAMES[:seats], ME if seats > ME else None)
     return [line.text(lang, cast).strip() for line in chronicle.lines]
@@ -97,3 +97,12 @@ def test_the_two_left_buy_in_is_announced_when_deaths_leave_two() -> None:
                                  Showdown((Rank.HUSAR, Rank.HUSU, Rank.FIVE, Rank.THREE))])
     assert ("Two players are left: everyone out of the game may buy back in for twice the "
             "pot, 8 chips.") in lines
+
+
+def test_the_swap_line_names_the_card_the_player_gave_the_blaren_too() -> None:
+    # Turn order Björn, Cecilia, Tester (token 2), Anna: the player offers Anna its blaren.
+    facts: list[Fact] = [Deal(), Keep(1), Keep(2), Swap(3), Answer(0, None)]
+    lines = told("wikipedia", facts, known={2: Rank.BLAREN})
+    assert lines[-1] == "You swap with Anna face down: your Blaren (bladder) for Anna's card."
+    sv = told("wikipedia", facts, known={2: Rank.BLAREN}, lang="sv")
+    assert sv[-1] == "Du byter med Anna med baksidan upp: ditt kort, Blaren, mot Annas kort."

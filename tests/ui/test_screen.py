@@ -704,6 +704,9 @@ def test_every_game_is_logged_and_verify_checks_it(
 
     asyncio.run(run_with(app, table, screen, body))
     end = screen.text(200, 40)  # wide enough for the test's long path on one line
+    # Two key holders in the last hand: "both", never "all 2".
+    assert "Hand 2: verified by both peers" in end
+    assert "all 2" not in end
     assert f"The game is logged in {log}." in end
     assert f"Check it with: p2pkille verify {log}" in end
     assert main(["verify", str(log)]) == 0
