@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from p2pkille.engine.cards import RANKS, Rank
 from p2pkille.engine.events import Event
 from p2pkille.engine.facts import AskRedeal, Keep, Sell, Swap, VoteChoice
 from p2pkille.engine.machine import Game, Phase
@@ -31,24 +30,19 @@ from p2pkille.runtime.node import HandOutcome, Stage
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, HumanDecider, Request
 from p2pkille.ui.i18n import LANGS, text
-from p2pkille.ui.narration import FAULTS, Chronicle, Standing, said
-from p2pkille.ui.rules import rules_page
-from p2pkille.ui.words import Card, Cast, Group, Person, Phrase, card_name, say
+from p2pkille.ui.layout import MIN_HEIGHT, MIN_WIDTH, Line, para, wrap
+from p2pkille.ui.narration import Chronicle, Standing, said
+from p2pkille.ui.pages import audit_page, help_page
+from p2pkille.ui.tableview import LOG_ROOM, card_line, header, seats
+from p2pkille.ui.words import Card, Cast, Group, Person, Phrase
 
-__all__ = ["MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "PlayerTable", "SaleDraft",
+__all__ = ["LOG_ROOM", "MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "PlayerTable", "SaleDraft",
            "TableScreen", "wrap"]
 
 log = logging.getLogger(__name__)
 
-MIN_WIDTH: Final = 72
-MIN_HEIGHT: Final = 24
 #: Seconds without progress while waiting for another peer before the screen says so.
 VANISH_AFTER: Final = 20.0
-#: The fewest narration lines the table screen keeps room for.
-LOG_ROOM: Final = 5
-
-Fragment = tuple[str, str]
-Line = list[Fragment]
 
 
 class PlayerTable(Protocol):
@@ -427,7 +421,7 @@ class TableScreen:
         if request is None:
             waiting = [s for s in self._waiting() if s != self.table.human.my_seat]
             if waiting and self.table.seat_names():
-                self.notice = self._say("why_not_yours", who=Group(tuple(waiting)))
+                self.notice = self.say("why_not_yours", who=Group(tuple(waiting)))
             else:
                 self.notice = self.t("why_nothing")
             return
@@ -553,14 +547,14 @@ class TableScreen:
         price = int(draft.price)
         chips = draft.request.view.game.chips[buyer]
         if price > chips:
-            self.notice = self._say("why_sale_poor", a=Person(buyer), n=chips, price=price)
+            self.notice = self.say("why_sale_poor", a=Person(buyer), n=chips, price=price)
             return
         self.sale = None
         self.table.decider.answer(Sell(draft.request.view.seat, buyer, price))
-        self.notice = self.t("sent", what=self._say("l_sell", a=Person(buyer), price=price))
+        self.notice = self.t("sent", what=self.say("l_sell", a=Person(buyer), price=price))
         self.table.decided()
 
-    def _say(self, key: str, **fields: object) -> str:
+    def say(self, key: str, **fields: object) -> str:
         """A screen text with persons in it (``Person``, ``Group``)."""
         return text(key, self.lang, self.cast(), **fields)
 
@@ -571,11 +565,11 @@ class TableScreen:
         more = len(draft.buyers) > 1
         to = f"◀ {who} ▶" if more else who
         out = [[("class:moves", self.t("sale_title") + ":")]]
-        out += _para("class:key", "   " + self.t("sale_to", to=to, chips=chips)
+        out += para("class:key", "   " + self.t("sale_to", to=to, chips=chips)
                      + ("   " + self.t("sale_more") if more else ""), width, 3)
         out.append([("class:key", "   " + self.t("sale_price")), ("class:card", f" {draft.price} "),
                     ("class:key", "   " + self.t("sale_price_keys"))])
-        out += _para("class:key", "   " + self.t("sale_keys"), width, 3)
+        out += para("class:key", "   " + self.t("sale_keys"), width, 3)
         return out
 
     def _why(self, name: str, **fields: object) -> tuple[None, str]:
@@ -607,7 +601,7 @@ class TableScreen:
         if ask is Ask.SALE:
             sale = view.sale
             seller, price = sale if sale is not None else (0, 0)
-            return [(yes, self._say("k_buy", a=Person(seller), price=price)),
+            return [(yes, self.say("k_buy", a=Person(seller), price=price)),
                     ("n", self.t("k_nobuy"))]
         if ask is Ask.CUT:
             top = max(min(len(view.game.stock) - 1, 9), 0)
@@ -634,7 +628,7 @@ class TableScreen:
         if self.mode is Mode.TABLE:
             body = self._table(width, room)
         else:
-            page = self._help(width) if self.mode is Mode.HELP else self._audit(width)
+            page = help_page(self, width) if self.mode is Mode.HELP else audit_page(self, width)
             self._page = room
             top = min(self.scroll[self.mode], max(len(page) - room, 0))
             self.scroll[self.mode] = top
@@ -656,7 +650,7 @@ class TableScreen:
         config = self.table.human.config
         name = self.title(self.lang) if self.title is not None else config.name
         mode = self.t("mode_strict" if config.mode == "strict" else "mode_audit")
-        return _para("class:title", self.t("table_title", table=name, ruleset=config.ruleset,
+        return para("class:title", self.t("table_title", table=name, ruleset=config.ruleset,
                                            stake=config.stake, mode=mode), width)
 
     def _table(self, width: int, room: int) -> list[Line]:
@@ -665,35 +659,35 @@ class TableScreen:
         out: list[Line] = []
         game = self.game
         if self.failure is not None:
-            out += _para("class:warn", self.t("failed", reason=self.failure), width)
+            out += para("class:warn", self.t("failed", reason=self.failure), width)
         if game is None or node.stage <= Stage.ACCEPT:
-            out += _para("", self.t("starting"), width)
+            out += para("", self.t("starting"), width)
             out += self._leaving(width)
             return out
         secs = self._tick()
         names = self.table.seat_names()
-        out += self._trust(width, game)
+        out += header(self, width, game)
         out.append([("class:rule", "─" * (width - 1))])
         waiting = self._waiting()
         step = self._step(game)
         self._note_awaited(game, waiting, step)
-        out += self._seats(game, names, waiting, step, width, room)
+        out += seats(self, game, names, waiting, step, width, room)
         out.append([("class:rule", "─" * (width - 1))])
         if game.over and game.winner is not None:
-            out += _para("class:winner", self._say("winner", a=Person(game.winner)), width)
-            out += _para("", self.t("game_over"), width)
+            out += para("class:winner", self.say("winner", a=Person(game.winner)), width)
+            out += para("", self.t("game_over"), width)
             if self.log_path is not None:
-                out += _para("class:ok", self.t("log_saved", path=self.log_path), width)
-                out += _para("class:ok", self.t("log_verify", path=self.log_path), width)
+                out += para("class:ok", self.t("log_saved", path=self.log_path), width)
+                out += para("class:ok", self.t("log_verify", path=self.log_path), width)
             elif self.log_problem is not None:
-                out += _para("class:warn", self.t("log_failed", reason=self.log_problem),
+                out += para("class:warn", self.t("log_failed", reason=self.log_problem),
                              width)
         else:
             out += self._status(game, waiting, step, secs, width)
-            out += self._card(game)
+            out += card_line(self, game)
             out += self._move_lines(width)
         if self.notice:
-            out += _para("class:notice", self.notice, width)
+            out += para("class:notice", self.notice, width)
         out += self._leaving(width)
         log_room = max(room - len(out) - 1, 1)
         out += self._log_view(width, log_room)
@@ -704,7 +698,7 @@ class TableScreen:
             return []
         key = "quit_confirm_wait" if self._in_game() else "quit_confirm"
         limit = int(self.table.human.timing.decide_limit)
-        return _para("class:warn", self.t(key, limit=limit), width)
+        return para("class:warn", self.t(key, limit=limit), width)
 
     def _log_view(self, width: int, room: int) -> list[Line]:
         wrapped = self._wrapped(width)
@@ -757,123 +751,23 @@ class TableScreen:
         others = tuple(s for s in waiting if s != me)
         left = self._time_left(game)
         if me in waiting and not others:
-            return _para("class:turn", self.t("waiting_you", left=left), width)
+            return para("class:turn", self.t("waiting_you", left=left), width)
         who = Group(others)
-        line = (self._say("waiting_for", who=who, left=left) if step is None
-                else self._say("waiting_step", who=who, step=step, left=left))
-        out += _para("class:wait", line, width)
+        line = (self.say("waiting_for", who=who, left=left) if step is None
+                else self.say("waiting_step", who=who, step=step, left=left))
+        out += para("class:wait", line, width)
         if secs >= VANISH_AFTER:
-            out += _para("class:warn", self._say("vanished", who=who, secs=int(secs),
+            out += para("class:warn", self.say("vanished", who=who, secs=int(secs),
                                                  left=left), width)
         stuck = node.silent_without_majority()
         if stuck:
             hand = node.hand
-            out += _para("class:warn", self._say(
+            out += para("class:warn", self.say(
                 "no_majority", who=Group(stuck),
                 n=len(hand.holders) if hand is not None else len(self.table.seat_names())),
                 width)
-            out += _para("class:warn", self.t("no_majority_hint"), width)
+            out += para("class:warn", self.t("no_majority_hint"), width)
         return out
-
-    def _seats(self, game: Game, names: list[str], waiting: tuple[int, ...], step: str | None,
-               width: int, room: int) -> list[Line]:
-        """One row a seat; a large table in columns, as many as keep room for the rest of
-        the screen (``room`` lines in all)."""
-        count = len(names)
-        most = max(room - 11 - LOG_ROOM, 6)
-        cols = 1 if count <= min(6, most) else max(2, min(math.ceil(count / most),
-                                                         max(width // 24, 1)))
-        rows = math.ceil(count / cols)
-        cell = (width - 1) // cols
-        out: list[Line] = []
-        for row in range(rows):
-            line: Line = []
-            for col in range(cols):
-                seat = col * rows + row
-                if seat >= count:
-                    break
-                turn = step is None and seat in waiting and not game.over
-                line += self._seat_cell(game, seat, turn, names, cell if cols > 1 else 0)
-            out.append(line)
-        return out
-
-    def _seat_cell(self, game: Game, seat: int, turn: bool, names: list[str],
-                   cell: int) -> Line:
-        """One seat: its name, chips, buy-backs, state, dealer and förhand; in ``cell``
-        characters (a column of a large table) the short form."""
-        pos = game.position_of(seat)
-        if not game.in_game[seat]:
-            state = self.t("out")
-        elif pos is not None and not game.alive[pos]:
-            state = self.t("dead")
-        else:
-            state = self.t("alive")
-        style = "class:turnseat" if turn else ("class:deadseat" if state != self.t("alive")
-                                               else "")
-        mark = "▶" if turn else " "
-        dealer = seat == game.dealer
-        forhand = bool(game.order) and game.forhand == seat and game.phase != Phase.DEAL
-        if not cell:
-            marks = [self.t("dealer")] * dealer + [self.t("forhand")] * forhand
-            name = self.seat_label(seat, names)
-            chips = self.t("chips", chips=game.chips[seat])
-            return [(style, f"{mark} {name:<16.16} {chips:>10}  "
-                            f"{self.t('buybacks', n=game.buybacks[seat]):<14} {state:<6} "
-                            f"{' '.join(marks)}")]
-        flags = ("D" if dealer else " ") + ("F" if forhand else " ")
-        name = (self.t("you").capitalize() if seat == self.table.human.my_seat
-                else names[seat])
-        chips = (self.t("chips", chips=game.chips[seat]) if cell >= 32
-                 else str(game.chips[seat]))
-        room = max(cell - 2 - 1 - len(chips) - 1 - 5 - 1 - 2 - 1, 4)
-        return [(style, f"{mark} {name:<{room}.{room}} {chips} {state:<5.5} {flags} ")]
-
-    def _trust(self, width: int, game: Game) -> list[Line]:
-        node = self.table.human
-        head = f"{self.t('hand', n=self.hand_number())}   {self.t('pot', pot=game.pot)}"
-        if not node.outcomes:
-            return [[("class:pot", head)]]
-        last = node.outcomes[-1]
-        if last.voided:
-            return [[("class:pot", head), ("", "   "),
-                     ("class:warn", self.t("trust_void", n=last.hand))]]
-        seat_of = {name: seat for seat, name in enumerate(node.names)}
-        died = Group(tuple(seat_of[p] for p in last.died if p in seat_of))
-        count = len(last.holders)
-        if sorted(last.agreed_by) == sorted(last.holders):
-            trust = self.t("trust_ok" if count > 2 else "trust_ok_two", n=last.hand,
-                           count=count, cp=last.checkpoint[:8])
-            style = "class:ok"
-        else:
-            trust = self.t("trust_partial", n=last.hand, agreed=len(last.agreed_by),
-                           count=count)
-            style = "class:warn"
-        died_text = self._say("died", n=last.hand, who=died)
-        line: Line = [("class:pot", head), ("", "   "), (style, trust), ("", "   "),
-                      ("", died_text)]
-        if sum(len(t) for _, t in line) < width:
-            return [line]
-        return [[("class:pot", head)], *_para(style, trust, width),
-                *_para("", died_text, width)]
-
-    def _card(self, game: Game) -> list[Line]:
-        node = self.table.human
-        view = node.view
-        me = node.my_seat
-        if view is None or me is None:
-            return []
-        label = self.t("your_card")
-        pos = game.position_of(me)
-        if pos is None or not game.order:
-            return [[("", f"{label}: {self.t('no_card')}")]]
-        rank = view.known.get(game.hold[pos])
-        if rank is None:
-            return [[("", f"{label}: {self.t('hidden_card')}")]]
-        name = card_name(rank, self.lang).upper()
-        info = self.t("rank_of", n=int(rank) + 1)
-        if rank is Rank.KILLE and game.via_swap[pos]:
-            info += "  " + self.t("swapped_kille")
-        return [[("", f"{label}: "), ("class:card", f"│ {name} │"), ("class:rank", "  " + info)]]
 
     def _move_lines(self, width: int) -> list[Line]:
         request = self.table.decider.request
@@ -893,7 +787,7 @@ class TableScreen:
             else:
                 count = self.t("buyin_count", nth=game.buybacks[view.seat] + 1,
                                of="" if limit is None else self.t("buyin_of", n=limit))
-            out += _para("class:moves", self.t("buyin_ask", price=view.price, chips=view.chips,
+            out += para("class:moves", self.t("buyin_ask", price=view.price, chips=view.chips,
                                                count=count), width)
         title = self.t("moves") + ":"
         labels = [label for _, label in self._moves(request)]
@@ -907,75 +801,6 @@ class TableScreen:
                 if row.startswith(title) else [("class:key", row)] for row in rows]
         return out
 
-    def _audit(self, width: int) -> list[Line]:
-        node = self.table.human
-        out: list[Line] = []
-        voided = [o for o in node.outcomes if o.voided]
-        done = [o for o in node.outcomes if not o.voided and o.hand in node.audits]
-        if not done:
-            out += _para("", self.t("audit_none"), width)
-        else:
-            last = done[-1]
-            audit = node.audits[last.hand]
-            out += [[("class:moves", self.t("audit_title", n=last.hand))]]
-            for line in (self.t("audit_steps", n=audit.shuffle_steps),
-                         self.t("audit_shares", n=audit.shares),
-                         self.t("audit_sigs", n=audit.signatures, count=len(last.holders)),
-                         self.t("audit_cp", cp=audit.checkpoint)):
-                out += _para("", line, width)
-            if node.config.mode == "strict":
-                out += _para("", self.t("audit_proofs", n=audit.proofs), width)
-            names = self.table.seat_names()
-            if last.faces and audit.dealt and names:
-                faces = ", ".join(
-                    f"{self.seat_label(seat, names)}: "
-                    f"{card_name(RANKS[last.faces[token] >> 1], self.lang)}"
-                    for token, seat in enumerate(audit.dealt))
-                out += _para("", self.t("audit_faces", faces=faces), width, 2)
-            older = ", ".join(f"{o.hand}:{o.checkpoint[:8]}" for o in done[:-1][-6:])
-            if older:
-                out += _para("", self.t("audit_older", hands=older), width, 2)
-        seat_of = {name: seat for seat, name in enumerate(node.names)}
-        for outcome in voided[-3:]:
-            out.append([])
-            out += _para("class:warn", self.t("audit_void", n=outcome.hand), width)
-            for acc in outcome.accusations:
-                accused = seat_of.get(str(acc.get("accused")))
-                if accused is None:
-                    continue
-                kind = str(acc.get("kind"))
-                fault = FAULTS.get(kind, FAULTS["other"])
-                what = ("timeout" if kind == "timeout" else
-                        say(fault[0] if self.lang == "sv" else fault[1], self.lang, self.cast(),
-                            a=Person(accused)))
-                detail = self.t("audit_accusation", kind=kind, what=what,
-                                verdict=acc.get("verdict"))
-                if self.lang == "en":
-                    detail += f" ({acc.get('reason')})"
-                out += _para("", "  " + detail, width, 4)
-        return out
-
-    def _help(self, width: int) -> list[Line]:
-        node = self.table.human
-        config = node.config
-        out: list[Line] = [[("class:moves", self.t("help_title"))], []]
-        for para in rules_page(config.options, config.ruleset, config.stake, self.lang):
-            if para.head:
-                if out[-1]:
-                    out.append([])
-                out.append([("class:moves", para.text)])
-            else:
-                out += _para("class:warn" if para.house else "", para.text, width, 2)
-        out.append([])
-        out.append([("class:moves", self.t("help_keys_title"))])
-        out += _para("", self.t("help_keys"), width, 2)
-        out.append([])
-        out.append([("class:moves", self.t("help_trust_title"))])
-        trust = "help_trust_strict" if config.mode == "strict" else "help_trust"
-        out += _para("", self.t(trust), width, 2)
-        out += _para("", self.t("help_leave", limit=int(node.timing.decide_limit)), width, 2)
-        return out
-
 
 def _same(a: Request | None, b: Request | None) -> bool:
     """Whether two requests ask the same question (the node asks again on every wake,
@@ -983,32 +808,3 @@ def _same(a: Request | None, b: Request | None) -> bool:
     return a is not None and b is not None and (a.ask, a.at) == (b.ask, b.at)
 
 
-def _para(style: str, paragraph: str, width: int, hang: int = 0) -> list[Line]:
-    """One styled paragraph wrapped to the window (continuation lines indented)."""
-    return [[(style, line)] for line in wrap(paragraph, width - 1, hang)] or [[(style, "")]]
-
-
-def wrap(paragraph: str, width: int, hang: int = 0, *, keep_indent: bool = False) -> list[str]:
-    """``paragraph`` in lines of at most ``width`` characters, words kept whole (a word
-    longer than a line is broken); lines after the first are indented by ``hang``. With
-    ``keep_indent`` the first line keeps the paragraph's leading spaces."""
-    width = max(width, hang + 1, 1)
-    line = paragraph[:len(paragraph) - len(paragraph.lstrip(" "))] if keep_indent else ""
-    lines: list[str] = []
-    for whole in paragraph.split():
-        sep = " " if line.strip() else ""
-        if len(line) + len(sep) + len(whole) <= width:
-            line += sep + whole
-            continue
-        if line.strip():
-            lines.append(line)
-            line = " " * hang
-        word = whole
-        while len(line) + len(word) > width:
-            cut = width - len(line)
-            lines.append(line + word[:cut])
-            word, line = word[cut:], " " * hang
-        line += word
-    if line.strip():
-        lines.append(line)
-    return lines

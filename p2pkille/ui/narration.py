@@ -31,7 +31,8 @@ from p2pkille.engine.options import (
 from p2pkille.engine.options import Showdown as ShowdownRule
 from p2pkille.ui.words import Call, Card, Cast, Group, Person, Phrase, say
 
-__all__ = ["FAULTS", "TEMPLATES", "Chronicle", "Said", "Standing", "killing_cards"]
+__all__ = ["FAULTS", "TEMPLATES", "Chronicle", "Said", "Standing", "fault_text",
+           "killing_cards", "said", "verdict_text"]
 
 #: Every narration template: key -> (Swedish, English). Fields: ``a``, ``b`` persons,
 #: ``who`` a group, ``n``/``m``/``price``/``pot`` numbers, ``card``, ``call``, phrases.
@@ -239,6 +240,7 @@ FAULTS: Final[dict[str, tuple[str, str]]] = {
     "idle": ("{a} stoppade given med en anklagelse utan grund",
              "{a} stopped the hand with an accusation that names no fault"),
     "other": ("{a} bröt mot protokollet", "{a} broke the protocol"),
+    "timeout": ("{a} svarade inte i tid", "{a} did not answer in time"),
 }
 TEMPLATES.update({f"fault_{kind}": words for kind, words in FAULTS.items()})
 
@@ -247,6 +249,25 @@ _VERDICTS: Final = {"proven": "verdict_proven", "false": "verdict_false",
 _CAUSES: Final = {"husar": "cause_husar", "husu": "cause_husu",
                   "svinhugg": "cause_svinhugg", "kille": "cause_kille"}
 _KILLER_RANKS: Final = frozenset({Rank.HUSU, Rank.HUSAR})
+#: Events told by one template of the same name, from the event's seats, card and amount.
+_PLAIN: Final = {kind: kind for kind in (
+    "keep", "offer", "spared", "draw", "stock_empty", "redeal_asked", "redeal_refused",
+    "redeal", "sell", "sale_rejected", "winner")}
+#: The call an event says when the engine gave none.
+_CALLS: Final = {"keep": "Jag är nöjd!", "draw": "Jag går i lek!",
+                 "redeal_asked": "Bättre kort!", "redeal_vote": "Det beror på."}
+
+
+def fault_text(kind: str, seat: int, lang: str, cast: Cast) -> str:
+    """What an accusation of ``kind`` says the seat did, in plain words."""
+    sv, en = FAULTS.get(kind, FAULTS["other"])
+    return say(sv if lang == "sv" else en, lang, cast, TEMPLATES, True, a=Person(seat))
+
+
+def verdict_text(verdict: object, lang: str) -> str:
+    """An accusation's verdict (``proven``, ``false``, ...) in words."""
+    sv, en = TEMPLATES[_VERDICTS.get(str(verdict), "verdict_unproven")]
+    return sv if lang == "sv" else en
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +330,6 @@ class Chronicle:
         self._deaths: list[int] = []
         self._buyins: list[tuple[int, int]] = []
         self._sales: list[tuple[int, int]] = []
-        self._showdown: Event | None = None
         self._killers = 0
 
     def add(self, line: Said) -> None:
@@ -331,55 +351,48 @@ class Chronicle:
     def _event(self, e: Event, game: Game, hand: int, known: Mapping[int, Rank],
                me: int | None) -> None:
         kind = e.kind
-        opts = game.options
-        a = Person(e.seat) if e.seat is not None else None
-        b = Person(e.other) if e.other is not None else None
-        call = Call(e.call) if e.call else None
-        card = Card(e.rank) if e.rank is not None else None
-        add = self.add
+        fields: dict[str, object] = {
+            "a": Person(e.seat) if e.seat is not None else None,
+            "b": Person(e.other) if e.other is not None else None,
+            "card": Card(e.rank) if e.rank is not None else None,
+            "call": Call(e.call or _CALLS.get(kind, "")),
+            "n": e.amount or 0,
+        }
+        if kind in _PLAIN:
+            self.add(Said(_PLAIN[kind], tuple(sorted(
+                (k, v) for k, v in fields.items() if v is not None))))
+            return
+        told = self._special(e, game, hand, known, me, fields)
+        if not told:
+            self.add(said("cause_other", cause=kind))
+
+    def _special(self, e: Event, game: Game, hand: int, known: Mapping[int, Rank],
+                 me: int | None, fields: dict[str, object]) -> bool:
+        """The events whose line depends on the table's options, on what the player knows,
+        or on the hand so far; False for an event of a kind not known here."""
+        kind, opts, add = e.kind, game.options, self.add
+        a, b, card, call = fields["a"], fields["b"], fields["card"], fields["call"]
         if kind == "deal":
             self._deaths, self._buyins, self._sales = [], [], []
-            self._showdown = None
             add(said("deal", indent=0, hand=hand, a=a, b=b, pot=game.pot))
-        elif kind == "keep":
-            add(said("keep", a=a, call=call or Call("Jag är nöjd!")))
-        elif kind == "offer":
-            add(said("offer", a=a, b=b))
-        elif kind == "exchange" and a is not None and b is not None:
-            # After the exchange the requester holds the target's old card and back.
-            gave = None
-            if me == e.seat:
-                gave = known.get(game.hold[game.tgt])
-            elif me == e.other:
-                gave = known.get(game.hold[game.req])
-            if gave is None:
-                add(said("exchange", a=a, b=b))
-            elif me == e.seat:
-                add(said("exchange_gave", a=a, b=b, card=Card(gave)))
-            else:
-                add(said("exchange_took", a=a, b=b, card=Card(gave)))
+        elif kind == "exchange":
+            self._exchange(e, game, known, me)
         elif kind == "kille_moves":
             add(said("kille_moves", a=a, b=b, card=Card(Rank.KILLE)))
         elif kind == "pass":
             add(said("pass" if a is not None else "pass_stock", a=a, card=card, call=call))
         elif kind == "kuku":
-            if a is None:
-                add(said("kuku_stock", card=card, call=call))
-            else:
-                key = "kuku_revert" if opts.kuku is KukuEffect.REVERT_ALL else "kuku_stop"
-                add(said(key, a=a, card=card, call=call))
+            key = ("kuku_stock" if a is None else
+                   "kuku_revert" if opts.kuku is KukuEffect.REVERT_ALL else "kuku_stop")
+            add(said(key, a=a, card=card, call=call))
         elif kind in ("husar", "svinhugg"):
             add(said("blow" if a is not None else "blow_stock", a=a, card=card, call=call))
         elif kind == "revert":
             if e.amount:
                 add(said("revert", n=e.amount))
-        elif kind == "died" and a is not None:
-            self._deaths.append(a.seat)
+        elif kind == "died" and e.seat is not None:
+            self._deaths.append(e.seat)
             add(said("died", a=a, why=self._cause(e, game)))
-        elif kind == "spared":
-            add(said("spared", a=a))
-        elif kind == "draw":
-            add(said("draw", a=a, call=call or Call("Jag går i lek!")))
         elif kind == "cut":
             add(said("cut", a=a, n=e.amount) if e.amount else said("no_cut", a=a))
         elif kind == "stock_card":
@@ -391,41 +404,42 @@ class Chronicle:
                      card=card))
         elif kind == "take":
             add(said("take_kille" if e.rank is Rank.KILLE else "take", a=a, card=card))
-        elif kind == "stock_empty":
-            add(said("stock_empty", a=a))
-        elif kind == "redeal_asked":
-            add(said("redeal_asked", a=a, call=call or Call("Bättre kort!")))
         elif kind == "redeal_vote":
-            if e.cause == "depends":
-                add(said("redeal_depends", a=a, call=call or Call("Det beror på.")))
-            else:
-                add(said("redeal_agree" if e.cause == "agree" else "redeal_refuse", a=a))
-        elif kind == "redeal_refused":
-            add(said("redeal_refused", a=a))
-        elif kind == "redeal":
-            add(said("redeal", a=a))
-        elif kind == "sell":
-            add(said("sell", a=a, b=b, n=e.amount or 0))
-        elif kind == "sale_accepted" and a is not None and b is not None:
-            self.sellers.add(a.seat)
-            self._sales.append((a.seat, b.seat))
+            key = {"depends": "redeal_depends", "agree": "redeal_agree"}.get(
+                e.cause or "", "redeal_refuse")
+            add(said(key, a=a, call=call))
+        elif kind == "sale_accepted" and e.seat is not None and e.other is not None:
+            self.sellers.add(e.seat)
+            self._sales.append((e.seat, e.other))
             add(said("sale_accepted", a=a, b=b, n=e.amount or 0))
-        elif kind == "sale_rejected":
-            add(said("sale_rejected", a=a, b=b))
         elif kind == "showdown":
-            self._showdown = e
-            self._show(e, game, call)
-        elif kind == "buyin" and a is not None:
-            self._buyins.append((a.seat, e.amount or 0))
+            self._show(e, game, Call(e.call or "På rygg!"))
+        elif kind == "buyin" and e.seat is not None:
+            self._buyins.append((e.seat, e.amount or 0))
             add(said("buyin", a=a, n=e.amount or 0))
-        elif kind == "decline" and a is not None:
-            self._decline(a.seat)
-        elif kind == "winner":
-            add(said("winner", a=a, n=e.amount or 0))
-        elif kind == "expel":
-            pass  # only a void expels a seat, and its narration names the seat
+        elif kind == "decline" and e.seat is not None:
+            self._decline(e.seat)
+        elif kind != "expel":  # only a void expels a seat, and its narration names the seat
+            return False
+        return True
+
+    def _exchange(self, e: Event, game: Game, known: Mapping[int, Rank],
+                  me: int | None) -> None:
+        """A face-down exchange; the card the player gave is named. After the exchange the
+        requester holds the target's old card and the target the requester's."""
+        if e.seat is None or e.other is None:
+            return
+        a, b = Person(e.seat), Person(e.other)
+        gave = None
+        if me == e.seat:
+            gave = known.get(game.hold[game.tgt])
+        elif me == e.other:
+            gave = known.get(game.hold[game.req])
+        if gave is None:
+            self.add(said("exchange", a=a, b=b))
         else:
-            add(said("cause_other", cause=kind))
+            self.add(said("exchange_gave" if me == e.seat else "exchange_took", a=a, b=b,
+                          card=Card(gave)))
 
     def _decline(self, seat: int) -> None:
         """Declines one after another (a table asking every seat out before each hand)

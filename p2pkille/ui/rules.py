@@ -85,14 +85,14 @@ def _prices(opts: RuleOptions, stake: int) -> tuple[str, str]:
             f"The price: {en}; later ones cost as much as the last.")
 
 
-def _rules(opts: RuleOptions, stake: int,
-           base: RuleOptions | None) -> list[tuple[str, str, str] | _Rule]:
-    """The page as (heading sv, heading en, "") markers and rules, in order; a rule the
-    preset ``base`` has and the table turned off is said too."""
-    kuku_call, show_call = opts.kuku_call, opts.showdown_call
-    out: list[tuple[str, str, str] | _Rule] = []
-    add = out.append
+Item = tuple[str, str, str] | _Rule
+"""A heading (Swedish, English, "") or a rule."""
 
+
+def _the_game(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """Dealing, turns, the cards' order, the dealer."""
+    out: list[Item] = []
+    add = out.append
     add(("Spelet", "The game", ""))
     add(_Rule(("min_players", "max_players"),
               f"{opts.min_players} till {opts.max_players} spelare.",
@@ -123,6 +123,14 @@ def _rules(opts: RuleOptions, stake: int,
               "The deal passes to the left, even to a player who is out (who deals but does "
               "not play)."))
 
+    return out
+
+
+def _offered(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """What a target's card does to an offer."""
+    kuku_call = opts.kuku_call
+    out: list[Item] = []
+    add = out.append
     add(("När du blir bjuden att byta", "When you are offered a swap", ""))
     add(_Rule((), "Kortet du har avgör, inte din vilja: de här korten måste visas.",
               "Your card decides, not your will: these cards must be shown."))
@@ -164,6 +172,13 @@ def _rules(opts: RuleOptions, stake: int,
                   "Kille: the swap happens face up, and a Kille got by a swap is the lowest "
                   "card at the showdown."))
 
+    return out
+
+
+def _the_draw(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """The last player's draw from the stock."""
+    out: list[Item] = []
+    add = out.append
     add(("Draget ur högen", "The draw from the stock", ""))
     if opts.max_pick == 1:
         add(_Rule(("max_pick",), "Den som drar tar översta kortet i högen.",
@@ -205,6 +220,14 @@ def _rules(opts: RuleOptions, stake: int,
               "taken and the old one leaves play. If the stock runs out, there is no "
               "exchange."))
 
+    return out
+
+
+def _the_showdown(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """Who dies when the cards are shown."""
+    show_call = opts.showdown_call
+    out: list[Item] = []
+    add = out.append
     add(("Visningen", "The showdown", ""))
     if opts.showdown is Showdown.LOWEST:
         add(_Rule(("showdown", "showdown_call"),
@@ -227,6 +250,13 @@ def _rules(opts: RuleOptions, stake: int,
     add(_Rule((), "Ett dödsfall lämnar aldrig en giv utan levande spelare.",
               "A death never leaves a hand without a live player."))
 
+    return out
+
+
+def _buying_back(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """Buy-backs, redeals, card sales and the end."""
+    out: list[Item] = []
+    add = out.append
     add(("Återköp och slutet", "Buying back in, and the end", ""))
     limit = opts.buyback_limit
     if limit == 0:
@@ -307,6 +337,13 @@ def _rules(opts: RuleOptions, stake: int,
         add(_Rule(("card_selling",), "Ingen får sälja sitt kort.", "Nobody may sell the card."))
     add(_Rule((), "Den sista kvar tar hela potten.", "The last player left takes the whole pot."))
     return out
+
+
+def _rules(opts: RuleOptions, stake: int, base: RuleOptions | None) -> list[Item]:
+    """The page as headings and rules, in order; a rule the preset ``base`` has and the
+    table turned off is said too."""
+    return [item for section in (_the_game, _offered, _the_draw, _the_showdown, _buying_back)
+            for item in section(opts, stake, base)]
 
 
 #: The options the page explains, each in the sentences that name it.

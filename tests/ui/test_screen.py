@@ -17,7 +17,8 @@ from prompt_toolkit.output import DummyOutput
 
 from cli.main import main
 from cli.play import logged_table, table_screen
-from p2pkille.engine.facts import BuyIn
+from p2pkille.engine.facts import BuyIn, Decision, Fact, VoteChoice
+from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Output
 from p2pkille.ui.app import build_app
@@ -342,7 +343,16 @@ def test_a_voided_hand_is_narrated_with_who_why_and_one_hand_numbering(
                      re.MULTILINE), text
     seat = next(line for line in text.splitlines() if line[2:].startswith(cheater_name))
     assert re.search(r"\bout\b", seat), seat
-    inp.send_text("l")
+    screen.press("a")
+    audit = " ".join(screen.text(100, 40).split())
+    assert (f"Hand 1 voided: bad-key: {cheater_name} sent a hand key whose proof does not hold "
+            "(proven)") in audit
+    screen.press("l")
+    audit = " ".join(screen.text(100, 40).split())
+    assert (f"Giv 1 ogiltig: bad-key: {cheater_name} skickade en nyckel vars bevis inte håller "
+            "(bevisat)") in audit
+    screen.press("l")
+    screen.press("escape")
     swedish = screen.said_in("sv")
     assert "Giv 1 är ogiltig och räknas inte." in swedish
     assert f"  {cheater_name} är ute ur spelet för gott." in swedish
@@ -482,6 +492,11 @@ def test_whole_games_in_the_other_rulesets(inp: PipeInput, ruleset: str, seed: i
 
     asyncio.run(run_with(app, table, screen, body))
     assert used in keys
+    screen.press("h")
+    rules = " ".join(screen.text(100, 200).split())
+    assert f"The rules at this table: {ruleset}" in rules
+    assert ("Fråge-Kille" in rules) == (ruleset == "bytes-kille")
+    assert ("Svinhugg går igen!" in rules) == (ruleset == "enkortskille")
     assert screen.failure is None
     checkpoints = {tuple(o.checkpoint for o in n.outcomes) for n in table.nodes}
     assert len(checkpoints) == 1
@@ -713,3 +728,52 @@ def test_every_game_is_logged_and_verify_checks_it(
     out = capsys.readouterr().out
     assert f"clean: {len(table.human.outcomes)} hands" in out
     assert "(game over)" in out
+
+
+class Away:
+    """A seat whose player never decides (gone for coffee)."""
+
+    wants_facts = False
+
+    def turn(self, view: SeatView) -> Decision:
+        raise DecisionPending("away")
+
+    def vote(self, view: SeatView) -> VoteChoice:
+        raise DecisionPending("away")
+
+    def answer_sale(self, view: SeatView) -> bool:
+        raise DecisionPending("away")
+
+    def cut(self, view: SeatView) -> int:
+        raise DecisionPending("away")
+
+    def buyin(self, view: SeatView) -> bool:
+        raise DecisionPending("away")
+
+    def observe(self, fact: Fact, view: SeatView) -> None:
+        """Unused."""
+
+
+def test_a_decision_the_table_gave_its_default_is_told(inp: PipeInput) -> None:
+    from p2pkille.runtime.node import Timing
+    from p2pkille.ui.session import local_table
+
+    table = local_table(TableSpec(bots=3, seed=13, chips=3, name="Tester"),
+                        Timing(limit=3.0, decide_limit=1.0, answer_limit=6.0))
+    screen = TableScreen(table, "en", FakeClock())
+    app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
+    away = table.bots[1]
+    away.decider = Away()
+    node = table.human
+
+    async def body() -> None:
+        while not node.timed_decisions:
+            await wait_for(lambda: bool(node.timed_decisions) or table.decider.request is not None)
+            if table.decider.request is not None:
+                await answer_one(screen, inp)
+        await wait_for(lambda: any("did not decide in time" in line for line in screen.log))
+
+    asyncio.run(run_with(app, table, screen, body))
+    name = table.names_by_peer[away.name]
+    assert f"  {name} did not decide in time: the table gave {name} the default answer." in (
+        screen.log)
