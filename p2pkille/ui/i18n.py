@@ -67,7 +67,6 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "rank_of": ("rang {n} av 21", "rank {n} of 21"),
     "swapped_kille": ("fick Kille genom byte: lägst!", "got the Kille by a swap: lowest!"),
     "moves": ("Dina drag", "Your moves"),
-    "no_moves": ("Inget att välja just nu.", "Nothing to choose right now."),
     "log": ("Händelser", "What happened"),
     "log_hint": ("PgUp/↑ äldre", "PgUp/↑ older"),
     "log_scrolled": ("{n:rad|rader} nyare nedanför, End: senaste",
