@@ -6,9 +6,12 @@
 like ``p2pkille peer --create``, its bots are peers joining over the mesh from this
 process. ``p2pkille play --bots N`` starts a table of the player and N bot peers at once,
 each a real peer of the protocol with its own keys, all in this process, and opens the
-full-screen table. The narration reuses ``p2pkille selfplay``'s wording (the
-traditional calls with an English gloss). Bad arguments exit with status 2 and one
-line on stderr; a terminal the game cannot use exits with status 1 and one line.
+full-screen table. ``--bots`` takes any player count the ruleset allows (wikipedia 3-15
+players, bytes-kille 2-38, enkortskille 2-20). Every game of the player's node is logged
+in the user's data directory (``p2pkille/games/``; the end screen and the last line
+printed say where) for ``p2pkille verify``. Bad arguments exit with status 2 and one
+line on stderr; a terminal the game cannot use exits with status 1 and one line; leaving
+with Ctrl-C exits with status 130, as a shell expects.
 """
 
 from __future__ import annotations
@@ -18,27 +21,23 @@ import asyncio
 import ipaddress
 import logging
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Final, cast
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
 
-from cli import selfplay
 from cli.args import BadArgs as _BadArgs
 from cli.args import whole_number
-from p2pkille.engine.cards import Rank
-from p2pkille.engine.events import Event
-from p2pkille.engine.machine import Game
 from p2pkille.engine.options import PRESETS
-from p2pkille.engine.referee import Referee
 from p2pkille.runtime.config import MODES
 from p2pkille.runtime.node import Timing
 from p2pkille.ui.app import build_app, play, play_lan
-from p2pkille.ui.i18n import LANGS, default_lang
+from p2pkille.ui.gamelog import new_log_path
+from p2pkille.ui.i18n import LANGS, default_lang, text
 from p2pkille.ui.lan import LanLobby, LanTable, lan_address
 from p2pkille.ui.lobby import LobbyScreen
 from p2pkille.ui.model import TableScreen
-from p2pkille.ui.session import BOT_NAMES, TableSpec, local_table
+from p2pkille.ui.session import BOT_NAMES, LocalTable, TableSpec, local_table
 
 BAD_ARGS: Final = 2
 DEFAULT_BOTS: Final = 3
@@ -119,76 +118,12 @@ def spec_from(args: argparse.Namespace) -> tuple[TableSpec, str]:
 def interfaces_from(given: Sequence[str]) -> list[str]:
     """The ``--interface`` addresses, checked (``_BadArgs``)."""
     out = []
-    for text in given:
+    for given_text in given:
         try:
-            out.append(str(ipaddress.ip_address(text.strip())))
+            out.append(str(ipaddress.ip_address(given_text.strip())))
         except ValueError:
-            raise _BadArgs(f"--interface {text!r}: give an IP address") from None
+            raise _BadArgs(f"--interface {given_text!r}: give an IP address") from None
     return out
-
-
-class _Hidden:
-    """A face the player does not know, for the narration's exchange line."""
-
-    id = "?"
-
-
-class _Faces:
-    """The referee's ``face_of`` as far as this player knows faces."""
-
-    def __init__(self, known: Mapping[int, Rank]) -> None:
-        self.known = known
-
-    def face_of(self, token: int) -> Rank | _Hidden:
-        return self.known.get(token, _Hidden())
-
-
-def narrate(event: Event, game: Game, names: Sequence[str], known: Mapping[int, Rank],
-            me: int | None = None) -> str:
-    """``selfplay``'s words for ``event``, with the player's names and known faces; the
-    player's own things are "your" (``me`` is the player's seat)."""
-    shown = tuple(names) if names else tuple(game.names)
-    if event.kind == "exchange" and event.seat is not None and event.other is not None:
-        # The faces are hidden, except the card the player gave away; the one it got is
-        # told by the screen once its face arrives.
-        who, other = shown[event.seat], shown[event.other]
-        if me == event.seat:
-            gave = known.get(game.hold[game.tgt])
-            return (f"  {who} and {other} exchange face down (your "
-                    f"{gave.id if gave else 'card'} for {other}'s card).")
-        if me == event.other:
-            gave = known.get(game.hold[game.req])
-            return (f"  {who} and {other} exchange face down ({who}'s card for your "
-                    f"{gave.id if gave else 'card'}).")
-        return f"  {who} and {other} exchange face down."
-    teller = selfplay._Teller(game, cast(Referee, _Faces(known)), cast(selfplay._Setup, None))
-    teller.names = shown
-    said = teller.tell(event, {})
-    if event.kind == "deal":
-        said = said.split("\n")[0]  # the faces line: a peer sees only its own card
-    if me is not None and 0 <= me < len(shown):
-        said = said.replace(f"{shown[me]}'s ", "your ")
-        if shown[me] == "You":
-            said = second_person(said)
-    return said.rstrip()
-
-
-#: The verbs of the narration in the third person, and their second person.
-_SECOND: Final = {"is": "are", "has": "have", "does": "do", "dies": "die", "buys": "buy",
-                  "cuts": "cut", "deals": "deal", "hands": "hand", "keeps": "keep",
-                  "leaves": "leave", "offers": "offer", "plays": "play", "shows": "show",
-                  "takes": "take", "turns": "turn", "asks": "ask", "swaps": "swap",
-                  "draws": "draw", "wins": "win", "sells": "sell", "gets": "get",
-                  "passes": "pass", "refuses": "refuse", "agrees": "agree",
-                  "declines": "decline", "accepts": "accept", "answers": "answer",
-                  "says": "say", "goes": "go", "picks": "pick", "loses": "lose",
-                  "pays": "pay", "puts": "put", "receives": "receive", "stays": "stay"}
-_YOU_VERB: Final = re.compile(r"\bYou (" + "|".join(_SECOND) + r")\b")
-
-
-def second_person(text: str) -> str:
-    """Narration for a player called "You": "You keeps" reads "You keep"."""
-    return _YOU_VERB.sub(lambda m: f"You {_SECOND[m.group(1)]}", text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -212,13 +147,35 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_lan(spec, lang, interfaces))
 
 
+def logged_table(spec: TableSpec, timing: Timing | None = None
+                 ) -> tuple[LocalTable, Path | None, str | None]:
+    """The table with bots, its human node logging to a new file in the user's data
+    directory: (table, log path, why there is no log)."""
+    try:
+        table = local_table(spec, timing, log_to=new_log_path)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return local_table(spec, timing), None, f"{exc.strerror or exc}{where}"
+    return table, table.log_path, None
+
+
+def table_screen(table: LocalTable, spec: TableSpec, lang: str, clock: Callable[[], float],
+                 log: Path | None, problem: str | None) -> TableScreen:
+    """The screen of a table with bots (its title says "you and N bots")."""
+    return TableScreen(table, lang, clock,
+                       title=lambda lang: text("local_title", lang, n=spec.bots),
+                       log_path=None if log is None else str(log), log_problem=problem)
+
+
 async def _main(spec: TableSpec, lang: str) -> int:
-    table = local_table(spec)
+    table, log, problem = logged_table(spec)
     loop = asyncio.get_running_loop()
-    screen = TableScreen(table, narrate, lang, loop.time)
-    app = build_app(screen)
-    await play(table, screen, app)
-    return 0
+    screen = table_screen(table, spec, lang, loop.time, log, problem)
+    status = await play(table, screen, build_app(screen))
+    if log is not None:
+        print(text("log_saved", screen.lang, path=str(log)))
+        print(text("log_verify", screen.lang, path=str(log)))
+    return status
 
 
 def lobby_screen(spec: TableSpec, lang: str, interfaces: Sequence[str] | None,
@@ -230,10 +187,10 @@ def lobby_screen(spec: TableSpec, lang: str, interfaces: Sequence[str] | None,
     lan = LanLobby(interfaces, address, spec.name, pace=spec.pace, timing=timing)
     seconds = clock or asyncio.get_running_loop().time
 
-    def table_screen(table: LanTable) -> TableScreen:
-        return TableScreen(table, narrate, lang, seconds)
+    def lan_screen(table: LanTable) -> TableScreen:
+        return TableScreen(table, lang, seconds)
 
-    screen = LobbyScreen(lan, lang, table_screen)
+    screen = LobbyScreen(lan, lang, lan_screen)
     form = screen.form
     form.ruleset, form.stake, form.chips = spec.ruleset, str(spec.stake), str(spec.chips)
     return lan, screen
@@ -241,5 +198,4 @@ def lobby_screen(spec: TableSpec, lang: str, interfaces: Sequence[str] | None,
 
 async def _lan(spec: TableSpec, lang: str, interfaces: list[str]) -> int:
     lan, screen = lobby_screen(spec, lang, interfaces or None)
-    await play_lan(lan, screen, build_app(screen))
-    return 0
+    return await play_lan(lan, screen, build_app(screen))

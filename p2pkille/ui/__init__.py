@@ -9,6 +9,9 @@
 - :mod:`.session`: a table of one human and N bot peers, all real protocol nodes.
 - :mod:`.model`: the screen model (what is shown, what keys do), free of prompt-toolkit.
 - :mod:`.app`: the prompt-toolkit application that renders the model.
-- :mod:`.i18n`: the Swedish and English texts; :mod:`.svenska`: the hand told in Swedish
-  (the English narration is ``p2pkille selfplay``'s, wired in by ``cli/play.py``).
+- :mod:`.words`: the template language (persons, plurals, cards, calls) every text uses.
+- :mod:`.narration`: the game told in Swedish and English, line by line.
+- :mod:`.rules`: the rules page of a table's actual options.
+- :mod:`.i18n`: the screen's other texts in Swedish and English.
+- :mod:`.gamelog`: where the games are logged (the user's data directory).
 """

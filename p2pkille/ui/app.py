@@ -3,7 +3,10 @@
 One full-screen window whose text is the model rendered for the current terminal
 size; every key goes to :meth:`TableScreen.press`. :func:`play` runs the table's
 peers and the application on the same asyncio loop; when the peers fail, the
-screen says why (never a traceback) and ``q`` leaves.
+screen says why (never a traceback) and ``q`` leaves. Ctrl-C is a key here (the
+terminal is in raw mode): it asks as ``q`` does on a screen that has ``interrupt``,
+else leaves at once; the application's result is the exit status a shell expects,
+0 after ``q`` and :data:`INTERRUPTED` (130) after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from p2pkille.ui.lan import LanLobby
 from p2pkille.ui.model import Line, TableScreen
 from p2pkille.ui.session import LocalTable
 
-__all__ = ["STYLE", "Screen", "build_app", "describe_failure", "play", "play_lan"]
+__all__ = ["INTERRUPTED", "STYLE", "Screen", "build_app", "describe_failure", "play",
+           "play_lan"]
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +55,15 @@ STYLE: Final = Style.from_dict({
     "log": "",
 })
 
+#: The exit status after Ctrl-C: 128 + SIGINT, as a shell reports an interrupted command.
+INTERRUPTED: Final = 130
+
 #: Keys the screen understands by name; anything else is passed as its character.
 _NAMED: Final = {Keys.Escape: "escape", Keys.Up: "up", Keys.Down: "down", Keys.Left: "left",
                  Keys.Right: "right", Keys.ControlM: "enter", Keys.ControlJ: "enter",
                  Keys.ControlH: "backspace", Keys.Backspace: "backspace",
-                 Keys.ControlI: "tab"}
+                 Keys.ControlI: "tab", Keys.PageUp: "pageup", Keys.PageDown: "pagedown",
+                 Keys.Home: "home", Keys.End: "end"}
 
 
 class Screen(Protocol):
@@ -69,8 +77,12 @@ class Screen(Protocol):
     def press(self, key: str) -> None: ...
 
 
+def _status(screen: Screen) -> int:
+    return INTERRUPTED if getattr(screen, "interrupted", False) else 0
+
+
 def build_app(screen: Screen, *, input: Input | None = None,
-              output: Output | None = None, refresh: float = 0.25) -> Application[None]:
+              output: Output | None = None, refresh: float = 0.25) -> Application[int]:
     """The application; ``input``/``output`` default to the terminal (tests pass a pipe
     input and a dummy output)."""
 
@@ -101,6 +113,10 @@ def build_app(screen: Screen, *, input: Input | None = None,
     @bindings.add(Keys.ControlH)
     @bindings.add(Keys.Backspace)
     @bindings.add(Keys.ControlI)
+    @bindings.add(Keys.PageUp)
+    @bindings.add(Keys.PageDown)
+    @bindings.add(Keys.Home)
+    @bindings.add(Keys.End)
     def _key(event: KeyPressEvent) -> None:
         press = event.key_sequence[0]
         key = _NAMED.get(press.key) if isinstance(press.key, Keys) else press.data
@@ -112,14 +128,25 @@ def build_app(screen: Screen, *, input: Input | None = None,
             log.exception("key %r", key)
             screen.notice = describe_failure(exc)
         if screen.quit:
-            event.app.exit()
+            event.app.exit(result=_status(screen))
 
     @bindings.add(Keys.ControlC)
     def _interrupt(event: KeyPressEvent) -> None:
+        ask = getattr(screen, "interrupt", None)
+        if callable(ask):
+            try:
+                ask()
+            except Exception as exc:  # a bug here must not keep the player in
+                log.exception("interrupt")
+                screen.notice = describe_failure(exc)
+                screen.quit = True
+            if screen.quit:
+                event.app.exit(result=_status(screen))
+            return
         screen.quit = True
-        event.app.exit()
+        event.app.exit(result=INTERRUPTED)
 
-    app: Application[None] = Application(
+    app: Application[int] = Application(
         layout=Layout(Window(FormattedTextControl(fragments), wrap_lines=False)),
         key_bindings=bindings, style=STYLE, full_screen=True, refresh_interval=refresh,
         input=input, output=output)
@@ -134,8 +161,8 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"
 
 
-async def play(table: LocalTable, screen: TableScreen, app: Application[None]) -> None:
-    """Run the peers and the screen until the player quits."""
+async def play(table: LocalTable, screen: TableScreen, app: Application[int]) -> int:
+    """Run the peers and the screen until the player quits; the exit status."""
     peers = asyncio.create_task(table.run(), name="table peers")
 
     def ended(task: asyncio.Task[None]) -> None:
@@ -149,7 +176,7 @@ async def play(table: LocalTable, screen: TableScreen, app: Application[None]) -
 
     peers.add_done_callback(ended)
     try:
-        await app.run_async()
+        status = await app.run_async()
     finally:
         table.stop()
         with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -157,11 +184,12 @@ async def play(table: LocalTable, screen: TableScreen, app: Application[None]) -
                 await peers
         if not peers.done():
             peers.cancel()
+    return int(status or 0)  # a test's bare app.exit() gives None
 
 
-async def play_lan(lan: LanLobby, screen: Screen, app: Application[None]) -> None:
+async def play_lan(lan: LanLobby, screen: Screen, app: Application[int]) -> int:
     """Run the LAN lobby (browsing, then the player's table) and the screen until the
-    player quits."""
+    player quits; the exit status."""
     lobby = asyncio.create_task(lan.run(), name="lan lobby")
 
     def ended(task: asyncio.Task[None]) -> None:
@@ -172,7 +200,7 @@ async def play_lan(lan: LanLobby, screen: Screen, app: Application[None]) -> Non
 
     lobby.add_done_callback(ended)
     try:
-        await app.run_async()
+        status = await app.run_async()
     finally:
         lan.stop()
         with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -180,3 +208,4 @@ async def play_lan(lan: LanLobby, screen: Screen, app: Application[None]) -> Non
                 await lobby
         if not lobby.done():
             lobby.cancel()
+    return int(status or 0)

@@ -1,7 +1,9 @@
 """A table node that tells the screen what happens.
 
-It records what the screen shows: the game's events as they happen (with the game
-state of that moment, for the narration) and each committed hand's audit figures.
+It records what the screen shows: the game's events as they happen (each fact's
+events at once, with the game state after them, for the narration), each hand's
+outcome as the node decides it (a voided one with the chips and pot it undid), and
+each committed hand's audit figures.
 Decisions a person has not made yet need nothing here: ``TableNode`` itself honours
 :class:`~p2pkille.engine.view.DecisionPending`.
 """
@@ -15,13 +17,15 @@ from p2pkille.engine.events import Event
 from p2pkille.engine.machine import Game
 from p2pkille.engine.view import Decider
 from p2pkille.runtime.config import TableConfig
-from p2pkille.runtime.node import TableNode, Timing
+from p2pkille.runtime.node import HandOutcome, TableNode, Timing
+from p2pkille.ui.narration import Standing
 from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 
 __all__ = ["HandAudit", "HumanTableNode"]
 
-EventListener = Callable[[Event, Game], None]
+EventListener = Callable[[list[Event], Game], None]
+OutcomeListener = Callable[[HandOutcome, "Standing | None"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,7 @@ class HumanTableNode(TableNode):
     node's public watchers."""
 
     listener: EventListener | None = None
+    on_outcome: OutcomeListener | None = None
 
     def __init__(self, name: str, identity: Identity, delivery: DeliveryKeyPair,
                  config: TableConfig, decider: Decider, seed: bytes,
@@ -55,8 +60,13 @@ class HumanTableNode(TableNode):
                          timing or Timing())
         self.audits: dict[int, HandAudit] = {}
         self.listener = None
+        self.on_outcome = None
         self.record_events = True
         self._told = 0
+        self._at_deal = 0
+        self._reported = 0
+        self.standing: Standing | None = None
+        """The chips, pot and seats in the game after the last fact (what a void undoes)."""
         self.watchers.append(self._watch)
 
     def _watch(self, what: str) -> None:
@@ -71,14 +81,29 @@ class HumanTableNode(TableNode):
                     done.hand, checked.get("shuffle_steps", 0), checked.get("shares", 0),
                     checked.get("signatures", 0), done.checkpoint, done.dealt,
                     checked.get("proofs", 0))
-        if what == "commit":
-            return
+            self._reported = min(self._reported, len(self.outcomes))  # a node started over
+            for done in self.outcomes[self._reported:]:
+                if self.on_outcome is not None:
+                    self.on_outcome(done, self.standing if done.voided else None)
+            self._reported = len(self.outcomes)
         view = self.view
-        if view is None or view.game.events is None:
+        if view is None:
             return
         events = view.game.events
-        self._told = min(self._told, len(events))  # a voided hand restored the game
-        new, self._told = events[self._told:], len(events)
-        if self.listener is not None:
-            for event in new:
-                self.listener(event, view.game)
+        if what == "void":
+            # The game went back to before the voided hand's deal: its events then, and
+            # what the void added (seats expelled). Events not yet recorded then (the
+            # node starts recording at its first deal) are not there at all.
+            self._told = self._at_deal if events is not None else 0
+        if events is None:
+            self._told = 0
+        elif what != "commit":
+            self._told = min(self._told, len(events))
+            new = events[self._told:]
+            for i, event in enumerate(new):
+                if event.kind == "deal":
+                    self._at_deal = self._told + i
+            self._told = len(events)
+            if new and self.listener is not None:
+                self.listener(list(new), view.game)
+        self.standing = Standing.of(view.game)

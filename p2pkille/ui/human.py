@@ -6,7 +6,9 @@ raises :class:`~p2pkille.engine.view.DecisionPending`; the UI calls
 :meth:`HumanDecider.answer` once the player chose and makes the node run again,
 which asks the same question and now gets the answer. An answer is tied to the
 question it answers (its kind and the game's fact count), so a stale answer is
-never used for a later decision.
+never used for a later decision. A question the player has settled in advance (a
+buy-back after leaving the game for good, one the player cannot pay) is answered at
+once by :attr:`HumanDecider.standing`, without waiting.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class HumanDecider:
         self.request: Request | None = None
         self._answer: tuple[Ask, int, object] | None = None
         self.on_request = on_request
+        self.standing: Callable[[Request], object | None] | None = None
+        """Answers a question at once (not ``None``) where the answer is settled already."""
 
     def answer(self, value: object) -> None:
         """Answer the pending request (a ``Decision``, ``VoteChoice``, bool or int)."""
@@ -65,6 +69,11 @@ class HumanDecider:
             self.request = None
             return answer[2]
         request = Request(ask, view, at)
+        if self.standing is not None:
+            settled = self.standing(request)
+            if settled is not None:
+                self.request = None
+                return settled
         fresh = self.request is None or (self.request.ask, self.request.at) != (ask, at)
         self.request = request
         if fresh and self.on_request is not None:

@@ -12,36 +12,27 @@ from collections.abc import Mapping
 from typing import Final
 
 from p2pkille.engine.cards import Rank
+from p2pkille.ui.words import LANGS, Cast, card_name, say
 
 __all__ = ["LANGS", "default_lang", "rank_name", "text"]
 
-LANGS: Final = ("sv", "en")
-
-_RANK_SV: Final = {
-    Rank.KILLE: "Kille (Narren)", Rank.KUKU: "Kuku", Rank.HUSAR: "Husar", Rank.HUSU: "Husu",
-    Rank.KAVALL: "Kavall", Rank.VARDSHUS: "Värdshus", Rank.KRANSEN: "Kransen",
-    Rank.BLOMPOTTAN: "Blompottan", Rank.BLAREN: "Blaren",
-}
-_RANK_EN: Final = {
-    Rank.KILLE: "Kille (the Fool)", Rank.KUKU: "Kuku (cuckoo)", Rank.HUSAR: "Husar (hussar)",
-    Rank.HUSU: "Husu (pig)", Rank.KAVALL: "Kavall (cavalier)",
-    Rank.VARDSHUS: "Värdshus (inn)", Rank.KRANSEN: "Kransen (wreath)",
-    Rank.BLOMPOTTAN: "Blompottan (flowerpot)", Rank.BLAREN: "Blaren (bladder)",
-}
-
-
 def rank_name(rank: Rank, lang: str) -> str:
-    names = _RANK_SV if lang == "sv" else _RANK_EN
-    return names.get(rank, rank.id)
+    """The card's display name (the card box shows it in capitals; the narration says it
+    the same way)."""
+    return card_name(rank, lang)
 
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "title": ("p2pkille - Byteskille utan server", "p2pkille - Byteskille without a server"),
-    "table": ("Bord {table}, regler {ruleset}, insats {stake}", "Table {table}, rules {ruleset}, "
-              "stake {stake}"),
+    # the table screen
+    "table_title": ("p2pkille · {table} · {ruleset} · insats {stake} · {mode}",
+                    "p2pkille · {table} · {ruleset} · stake {stake} · {mode}"),
+    "mode_audit": ("granskat bord", "audit table"),
+    "mode_strict": ("strikt bord", "strict table"),
+    "local_title": ("du och {n:bot|botar}", "you and {n:bot|bots}"),
     "hand": ("Giv {n}", "Hand {n}"),
     "pot": ("Potten: {pot}", "Pot: {pot}"),
-    "chips": ("{chips} marker", "{chips} chips"),
+    "chips": ("{chips:mark|marker}", "{chips:chip|chips}"),
     "buybacks": ("köpt in {n}", "bought back {n}"),
     "alive": ("lever", "alive"),
     "dead": ("död", "dead"),
@@ -49,11 +40,10 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "dealer": ("giv", "dealer"),
     "forhand": ("förhand", "förhand"),
     "you": ("du", "you"),
-    "waiting_for": ("Väntar på {who} ({left} s kvar)", "Waiting for {who} ({left} s left)"),
+    "waiting_for": ("Väntar på {who:obj} ({left} s kvar)", "Waiting for {who} ({left} s left)"),
     "waiting_you": ("Din tur! ({left} s kvar)", "Your turn! ({left} s left)"),
-    "waiting_step": ("Väntar på {who}: {step} ({left} s kvar)",
+    "waiting_step": ("Väntar på {who:obj}: {step} ({left} s kvar)",
                      "Waiting for {who}: {step} ({left} s left)"),
-    "received": ("Du får {whose} kort: {card}.", "You get {whose} card: {card}."),
     "step_keys": ("nycklar för given", "the hand's keys"),
     "step_shuffle": ("blandning med bevis", "the proven shuffle"),
     "step_deal": ("utdelning", "the deal"),
@@ -62,52 +52,60 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "step_stock": ("kortet ur högen", "the stock card"),
     "step_showdown": ("korten vid visningen", "the cards at the showdown"),
     "l_swap": ("byte", "swap"),
-    "l_sell": ("sälj till {who} för {price}", "sell to {who} for {price}"),
+    "l_sell": ("sälj till {a:obj} för {price:mark|marker}", "sell to {a} for {price:chip|chips}"),
     "l_agree": ("godta omgiv", "agree to the redeal"),
     "l_refuse": ("vägra omgiv", "refuse the redeal"),
     "l_buy": ("köp kortet", "buy the card"),
     "l_nobuy": ("köp inte", "do not buy"),
     "l_cut": ("kupera vid {n}", "cut at {n}"),
-    "l_buyin": ("köp in för {price}", "buy back in for {price}"),
-    "l_decline": ("köp inte in", "do not buy back in"),
+    "l_buyin": ("köp in dig för {price:mark|marker}", "buy back in for {price:chip|chips}"),
+    "l_leave": ("lämna spelet", "leave the game"),
+    "l_wait": ("stå över den här given", "sit this hand out"),
     "your_card": ("Ditt kort", "Your card"),
     "no_card": ("(inget kort just nu)", "(no card right now)"),
     "hidden_card": ("(kortet är på väg)", "(the card is on its way)"),
     "rank_of": ("rang {n} av 21", "rank {n} of 21"),
-    "swapped_kille": ("fick killen genom byte: lägst!", "got the kille by a swap: lowest!"),
+    "swapped_kille": ("fick Kille genom byte: lägst!", "got the Kille by a swap: lowest!"),
     "moves": ("Dina drag", "Your moves"),
-    "no_moves": ("Inget att välja just nu.", "Nothing to choose right now."),
     "log": ("Händelser", "What happened"),
+    "log_hint": ("PgUp/↑ äldre", "PgUp/↑ older"),
+    "log_scrolled": ("{n:rad|rader} nyare nedanför, End: senaste",
+                     "{n:newer line|newer lines} below, End: newest"),
+    "more_below": ("… mer nedanför: ↓/PgDn", "… more below: ↓/PgDn"),
     "trust_ok": ("Giv {n}: verifierad av alla {count} spelare (kontrollpunkt {cp})",
                  "Hand {n}: verified by all {count} peers (checkpoint {cp})"),
+    "trust_ok_two": ("Giv {n}: verifierad av båda spelarna (kontrollpunkt {cp})",
+                     "Hand {n}: verified by both peers (checkpoint {cp})"),
     "trust_partial": ("Giv {n}: bara {agreed} av {count} spelare signerade",
                       "Hand {n}: only {agreed} of {count} peers signed"),
-    "trust_void": ("Giv {n} ogiltig: {who} anklagar {accused}: {reason} ({verdict})",
-                   "Hand {n} voided: {who} accuses {accused}: {reason} ({verdict})"),
-    "trust_void_plain": ("Giv {n} ogiltig.", "Hand {n} voided."),
-    "expelled": ("Utesluten: {who}", "Expelled: {who}"),
+    "trust_void": ("Giv {n} ogiltig: se Händelser", "Hand {n} voided: see What happened"),
     "died": ("Död i giv {n}: {who}", "Died in hand {n}: {who}"),
-    "nobody": ("ingen", "nobody"),
-    "winner": ("{who} vinner spelet och tar potten!", "{who} wins the game and takes the pot!"),
+    "winner": ("{a} vinner spelet och tar potten!", "{a} {a:wins|win} the game and "
+               "{a:takes|take} the pot!"),
     "game_over": ("Spelet är slut. Tryck q för att avsluta.", "The game is over. Press q to quit."),
+    "log_saved": ("Spelet är loggat i {path}.", "The game is logged in {path}."),
+    "log_verify": ("Kontrollera det med: p2pkille verify {path}",
+                   "Check it with: p2pkille verify {path}"),
+    "log_failed": ("Spelet loggades inte: {reason}", "The game was not logged: {reason}"),
     "starting": ("Spelarna kommer överens om platser och giv ...",
                  "The peers agree on seats and the first dealer ..."),
     "too_small": ("Fönstret är för litet: {w}x{h}, behöver minst {mw}x{mh}. Gör det större.",
                   "The window is too small: {w}x{h}, need at least {mw}x{mh}. Make it larger."),
-    "footer": ("h hjälp  a granskning  q avsluta", "h help  a audit  q quit"),
-    "footer_back": ("Esc eller h: tillbaka", "Esc or h: back"),
+    "footer": ("h hjälp  a granskning  l english  PgUp/PgDn/↑↓ bläddra  q avsluta",
+               "h help  a audit  l svenska  PgUp/PgDn/↑↓ scroll  q quit"),
+    "footer_back": ("Esc eller h: tillbaka   PgUp/PgDn/↑↓: bläddra",
+                    "Esc or h: back   PgUp/PgDn/↑↓: scroll"),
     # moves
-    "k_keep": ("k  behåll (\"Jag är nöjd!\")", "k  keep (\"Jag är nöjd!\")"),
+    "k_keep": ("k  behåll («Jag är nöjd!»)", "k  keep («Jag är nöjd!»)"),
     "k_swap": ("s  byt med nästa spelare", "s  swap with the next player"),
-    "k_draw": ("s  dra från högen (\"Jag går i lek!\")",
-               "s  draw from the stock (\"Jag går i lek!\")"),
+    "k_draw": ("s  dra från högen («Jag går i lek!»)", "s  draw from the stock («Jag går i lek!»)"),
     "k_pick": ("1-{n}  välj vilket av de {n} översta korten du drar",
                "1-{n}  pick which of the top {n} stock cards you draw"),
-    "k_redeal": ("r  begär omgiv (\"Bättre kort!\")", "r  ask for a redeal (\"Bättre kort!\")"),
+    "k_redeal": ("r  begär omgiv («Bättre kort!»)", "r  ask for a redeal («Bättre kort!»)"),
     "k_sell": ("b  sälj kortet (välj köpare och pris)",
                "b  sell your card (choose the buyer and the price)"),
     "sale_title": ("Sälj ditt kort", "Sell your card"),
-    "sale_to": ("till: {to} ({chips} marker)", "to: {to} ({chips} chips)"),
+    "sale_to": ("till: {to} ({chips:mark|marker})", "to: {to} ({chips:chip|chips})"),
     "sale_more": ("(↑/↓ annan köpare)", "(↑/↓ another buyer)"),
     "sale_price": ("pris:", "price:"),
     "sale_price_keys": ("(siffror, Backsteg)", "(digits, Backspace)"),
@@ -116,18 +114,30 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "why_sale_key": ("Tangenten {key} gör inget här: ↑/↓ köpare, siffror pris, Enter, Esc.",
                      "The key {key} does nothing here: ↑/↓ buyer, digits price, Enter, Esc."),
     "why_sale_price": ("Skriv ett pris (0 eller mer).", "Type a price (0 or more)."),
-    "why_sale_poor": ("{who} har bara {chips} marker och kan inte betala {price}.",
-                      "{who} has only {chips} chips and cannot pay {price}."),
+    "why_sale_poor": ("{a} har bara {n:mark|marker} och kan inte betala {price}.",
+                      "{a} {a:has|have} only {n:chip|chips} and cannot pay {price}."),
     "k_agree": ("j  godta omgiv", "y  agree to the redeal"),
     "k_refuse": ("n  vägra omgiv", "n  refuse the redeal"),
-    "k_depends": ("d  \"Det beror på.\"", "d  \"Det beror på.\" (it depends)"),
-    "k_buy": ("j  köp kortet av {who} för {price}", "y  buy {who}'s card for {price}"),
+    "k_depends": ("d  «Det beror på.»", "d  «Det beror på.» (it depends)"),
+    "k_buy": ("j  köp kortet av {a:obj} för {price:mark|marker}",
+              "y  buy {a:gen} card for {price:chip|chips}"),
     "k_nobuy": ("n  köp inte", "n  do not buy"),
     "k_cut": ("0  kupera inte, 1-{n}  kupera högen där", "0  no cut, 1-{n}  cut the stock there"),
-    "k_buyin": ("j  köp in igen för {price}", "y  buy back in for {price}"),
-    "k_decline": ("n  köp inte in (lämna spelet)", "n  do not buy back (leave the game)"),
+    "k_buyin": ("j  köp in dig igen för {price:mark|marker}",
+                "y  buy back in for {price:chip|chips}"),
+    "k_decline": ("n  köp inte in dig (lämna spelet)", "n  do not buy back in (leave the game)"),
+    "k_wait": ("w  stå över den här given (du får frågan igen före nästa)",
+               "w  sit this hand out (you are asked again before the next)"),
+    "k_leave": ("n  lämna spelet för gott (ingen mer fråga)",
+                "n  leave the game for good (no more asking)"),
+    "buyin_ask": ("Köpa in dig igen för {price:mark|marker}? Du har {chips:mark|marker}{count}.",
+                  "Buy back in for {price:chip|chips}? You have {chips:chip|chips}{count}."),
+    "buyin_count": ("; det blir återköp {nth}{of}", "; it would be buy-back {nth}{of}"),
+    "buyin_of": (" av {n}", " of {n}"),
+    "buyin_two_left": ("; två är kvar, så priset är dubbla potten",
+                       "; two are left, so the price is twice the pot"),
     # why a key does nothing
-    "why_not_yours": ("Inte din tur: vi väntar på {who}.", "Not your turn: we wait for {who}."),
+    "why_not_yours": ("Inte din tur: vi väntar på {who:obj}.", "Not your turn: we wait for {who}."),
     "why_nothing": ("Inget att välja just nu.", "Nothing to choose right now."),
     "why_key": ("Tangenten {key} gör inget nu. Möjliga: {keys}.",
                 "The key {key} does nothing now. Open: {keys}."),
@@ -135,29 +145,47 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                     "bara översta kortet.", "You cannot pick a card: you do not draw from the "
                     "stock, or this ruleset lets the drawer take the top card only."),
     "why_pick_range": ("Välj 1-{n}.", "Pick 1-{n}."),
-    "why_no_redeal": ("Omgiv kan inte begäras nu (bara med {n} spelare kvar, före första drag).",
+    "why_no_redeal": ("Omgiv kan inte begäras nu (bara med {n} spelare kvar, före första drag, "
+                      "en gång per giv).",
                       "A redeal cannot be asked now (only with {n} players left, before the "
-                      "first move)."),
-    "why_no_sell": ("Ingen kan köpa ditt kort nu (kortförsäljning kräver {rule}).",
-                    "Nobody may buy your card now (card selling needs {rule})."),
-    "why_no_depends": ("\"Det beror på\" går bara som första svar i Fråge-Kille.",
-                       "\"It depends\" is only the first answer in Fråge-Kille."),
+                      "first move, once a hand)."),
+    "why_no_sell": ("Ingen kan köpa ditt kort nu: ingen är ute, och du säljer före ditt drag.",
+                    "Nobody may buy your card now: nobody is out, and you sell before your "
+                    "move."),
+    "why_no_selling": ("Vid det här bordet säljer man inte sitt kort.",
+                       "Cards are not sold at this table."),
+    "why_no_depends": ("«Det beror på» går bara som första svar i Fråge-Kille.",
+                       "«Det beror på» (it depends) is only the first answer in Fråge-Kille."),
     "why_cut_range": ("Högen har {n} kort: kupera vid 1-{m}, eller 0.",
                       "The stock has {n} cards: cut at 1-{m}, or 0."),
-    "why_poor": ("Du har {chips} marker, det kostar {price}.",
-                 "You have {chips} chips; it costs {price}."),
     "sent": ("Skickat: {what}", "Sent: {what}"),
-    "vanished": ("{who} svarar inte sedan {secs} s: spelaren kan ha försvunnit.",
-                 "{who} has not answered for {secs} s: the peer may have vanished."),
+    "vanished": ("{who} har inte svarat på {secs} s: {who:spelaren|spelarna} kan ha "
+                 "försvunnit. Ingen kan lämna ett spel utan tidsgräns än: bordet väntar tills "
+                 "tiden är ute ({left} s kvar), sedan röstar ni andra ut {who:obj} och spelar "
+                 "vidare.",
+                 "{who} {who:has|have} not answered for {secs} s: {who:the peer|the peers} may "
+                 "have vanished. Nobody can leave a game without a time-out yet: the table "
+                 "waits until the time is up ({left} s left), then the rest of you vote "
+                 "{who:obj} out and play on."),
     "no_majority": ("{who} svarar inte, och ni andra är inte fler än hälften av de {n} "
                     "med nyckel i given:",
-                    "{who} are silent, and the rest of you are no majority of the hand's {n} "
-                    "key holders:"),
+                    "{who} {who:is|are} silent, and the rest of you are no majority of the "
+                    "hand's {n} key holders:"),
     "no_majority_hint": ("ingen kan döma ut deras tid (det ser ut som ett avbrott i nätet). "
                          "Vänta på dem, eller avsluta.",
                          "nobody can agree their time-out (it looks like a split network). "
                          "Wait for them, or quit."),
     "failed": ("Bordet kan inte fortsätta: {reason}", "The table cannot go on: {reason}"),
+    "quit_confirm": ("Tryck q igen för att lämna bordet (eller Ctrl-C); en annan tangent "
+                     "stannar kvar.",
+                     "Press q again to leave the table (or Ctrl-C); any other key stays."),
+    "quit_confirm_wait": (
+        "Tryck q igen för att lämna bordet (eller Ctrl-C); en annan tangent stannar kvar. Du "
+        "spelar fortfarande, och ingen kan lämna ett spel utan tidsgräns än: de andra väntar "
+        "på ditt nästa steg (upp till {limit} s), röstar sedan ut dig och spelar vidare.",
+        "Press q again to leave the table (or Ctrl-C); any other key stays. You still play, "
+        "and nobody can leave a game without a time-out yet: the others will wait for your "
+        "next step (up to {limit} s), then vote you out and play on."),
     "audit_title": ("Granskning av giv {n}", "Audit of hand {n}"),
     "audit_none": ("Ingen giv är klar än.", "No hand is finished yet."),
     "audit_steps": ("Blandningssteg kontrollerade: {n} (ett per spelare, med bevis)",
@@ -174,25 +202,17 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                      "avslöjas, kort som ingen regel visade förblir hemliga.",
                      "Proofs checked (shuffles and answers): {n}. Strict table: no key is "
                      "revealed; cards no rule showed stay secret."),
+    "audit_void": ("Giv {n} ogiltig:", "Hand {n} voided:"),
+    "audit_accusation": ("{kind}: {what} ({verdict})", "{kind}: {what} ({verdict})"),
     "help_title": ("Hjälp: regler och tangenter", "Help: rules and keys"),
-    "help_rules": (
-        "Alla får ett kort. I tur och ordning behåller man (k) eller byter med nästa levande "
-        "spelare (s). Blockerande kort visas: Kuku stoppar bytena, Husar dödar den som bjöd, "
-        "Husu slår tillbaka längs bytena (svinhugg), Kavall och Värdshus skickar budet vidare. "
-        "Den sista drar från högen. Vid visningen dör den med lägst kort; killen är högst men "
-        "lägst om den kom genom ett byte. Döda kan köpa in sig. Den sista kvar tar potten.",
-        "Everyone gets one card. In turn you keep it (k) or swap with the next live player "
-        "(s). Blocking cards are shown: the kuku stops the swapping, the husar kills the "
-        "one who offered, the husu strikes back along the swaps (svinhugg), kavall and "
-        "värdshus pass the offer on. The last player draws from the stock. At the showdown "
-        "the lowest card dies; the kille is highest but lowest if it came by a swap. The dead "
-        "may buy back in. The last one standing takes the pot."),
-    "help_order": ("Korten från högst till lägst: {ranks}", "Cards, highest first: {ranks}"),
-    "help_options": ("Bordets regler ({ruleset}):", "This table's rules ({ruleset}):"),
-    "help_keys": ("Tangenter: k behåll, s byt/dra, 1-4 välj kort, r omgiv, b sälj, j/n svar, "
-                  "d det beror på, 0-9 kupera, a granskning, h hjälp, l språk, q avsluta.",
-                  "Keys: k keep, s swap/draw, 1-4 pick a card, r redeal, b sell, y/n answers, "
-                  "d it depends, 0-9 cut, a audit, h help, l language, q quit."),
+    "help_keys_title": ("Tangenter", "Keys"),
+    "help_keys": ("k behåll, s byt eller dra, 1-4 välj kort ur högen, r omgiv, b sälj, j/n svar, "
+                  "w stå över en giv, d det beror på, 0-9 kupera, a granskning, h hjälp, "
+                  "l språk, PgUp/PgDn/↑/↓/Home/End bläddra, q avsluta (Ctrl-C likaså).",
+                  "k keep, s swap or draw, 1-4 pick a stock card, r redeal, b sell, y/n "
+                  "answers, w sit a hand out, d it depends, 0-9 cut, a audit, h help, "
+                  "l language, PgUp/PgDn/↑/↓/Home/End scroll, q quit (Ctrl-C too)."),
+    "help_trust_title": ("Ingen server", "No server"),
     "help_trust": ("Ingen server och ingen betrodd giv: korten blandas och delas med kryptografi, "
                    "och varje giv granskas av alla spelare innan den räknas. Efter granskningen "
                    "är alla givens kort offentliga.",
@@ -206,6 +226,13 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
         "No server and no trusted dealer: every shuffle and every answer is proved in zero "
         "knowledge as it is made, and no key is ever revealed: cards no rule showed stay "
         "secret after the hand too."),
+    "help_leave": ("Att lämna: ingen kan lämna ett spel utan tidsgräns än. Den som slutar svara "
+                   "väntas på i upp till {limit} s för ett beslut; sedan röstar de andra ut den "
+                   "och spelar vidare. En giv som stoppas så blir ogiltig och ges om.",
+                   "Leaving: nobody can leave a game without a time-out yet. A player who "
+                   "stops answering is waited for, up to {limit} s for a decision; then the "
+                   "others vote that player out and play on. A hand stopped so is voided and "
+                   "dealt again."),
     # the LAN lobby
     "lan_title": ("Bord på nätverket (lyssnar på {where})",
                   "Tables on the LAN (listening on {where})"),
@@ -249,17 +276,19 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                    "begins ..."),
     "wait_failed": ("Bordet misslyckades: {reason}", "The table failed: {reason}"),
     "wait_keys": ("Esc: lämna och gå tillbaka   q: avsluta", "Esc: leave and go back   q: quit"),
-    "quit_confirm": ("Tryck q igen för att lämna bordet.", "Press q again to leave the table."),
 }
 
 
-def text(key: str, lang: str, /, **fields: object) -> str:
-    """The text ``key`` in ``lang`` (``sv`` or ``en``) with ``fields`` filled in."""
+def text(key: str, lang: str, cast: Cast | None = None, /, **fields: object) -> str:
+    """The text ``key`` in ``lang`` (``sv`` or ``en``) with ``fields`` filled in; persons
+    among them (:class:`~p2pkille.ui.words.Person`, ``Group``) are named by ``cast``."""
     sv, en = _TEXTS[key]
     if lang not in LANGS:
         raise KeyError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}")
     template = sv if lang == "sv" else en
-    return template.format(**fields) if fields else template
+    if not fields:
+        return template
+    return say(template, lang, cast or Cast(()), None, True, **fields)
 
 
 def default_lang(env: Mapping[str, str]) -> str:

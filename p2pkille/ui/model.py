@@ -5,6 +5,12 @@ and the human decider's pending question. :meth:`TableScreen.render` gives lines
 ``(style, text)`` fragments for a window size, :meth:`TableScreen.press` takes one key.
 Nothing here draws or reads a terminal, so tests drive it directly; ``app`` wraps it
 in a prompt-toolkit application.
+
+The narration is a :class:`~p2pkille.ui.narration.Chronicle` of template lines, said
+when drawn: ``l`` switches every line, and the seats' display names come from one
+place, :meth:`PlayerTable.seat_names`. The player is always spoken to ("you", "du").
+The whole game's narration is kept and wraps to the window; PgUp/PgDn and the arrow
+keys scroll it (and the help and audit pages).
 """
 
 from __future__ import annotations
@@ -12,43 +18,31 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from p2pkille.engine.cards import RANKS, Rank
 from p2pkille.engine.events import Event
 from p2pkille.engine.facts import AskRedeal, Keep, Sell, Swap, VoteChoice
 from p2pkille.engine.machine import Game, Phase
-from p2pkille.runtime.node import Stage
-from p2pkille.ui import svenska
+from p2pkille.engine.options import BuybackTiming
+from p2pkille.runtime.node import HandOutcome, Stage
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, HumanDecider, Request
-from p2pkille.ui.i18n import LANGS, rank_name, text
+from p2pkille.ui.i18n import LANGS, text
+from p2pkille.ui.layout import MIN_HEIGHT, MIN_WIDTH, Line, para, wrap
+from p2pkille.ui.narration import Chronicle, Standing, said
+from p2pkille.ui.pages import audit_page, help_page
+from p2pkille.ui.tableview import LOG_ROOM, card_line, header, seats
+from p2pkille.ui.words import Card, Cast, Group, Person, Phrase
 
-__all__ = ["MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "Narrator", "PlayerTable", "SaleDraft",
+__all__ = ["LOG_ROOM", "MIN_HEIGHT", "MIN_WIDTH", "Line", "Mode", "PlayerTable", "SaleDraft",
            "TableScreen", "wrap"]
 
 log = logging.getLogger(__name__)
 
-MIN_WIDTH: Final = 72
-MIN_HEIGHT: Final = 24
 #: Seconds without progress while waiting for another peer before the screen says so.
 VANISH_AFTER: Final = 20.0
-LOG_KEEP: Final = 1000
-
-Fragment = tuple[str, str]
-Line = list[Fragment]
-
-
-class Narrator(Protocol):
-    """Tells one engine event in English: (event, game at that moment, display names in
-    seat order, faces the player knows by token, the player's own seat) -> text, possibly
-    several lines, or "". The Swedish lines come from :mod:`p2pkille.ui.svenska`; both are
-    kept, so ``l`` switches the whole log."""
-
-    def __call__(self, event: Event, game: Game, names: Sequence[str],
-                 known: Mapping[int, Rank], me: int | None = None) -> str: ...
 
 
 class PlayerTable(Protocol):
@@ -62,7 +56,8 @@ class PlayerTable(Protocol):
     def decider(self) -> HumanDecider: ...
 
     def seat_names(self) -> list[str]:
-        """Display names in seat order (empty before the genesis seated everyone)."""
+        """Display names in seat order (empty before the genesis seated everyone): the
+        one place every screen and every narration line takes names from."""
         ...
 
     def decided(self) -> None:
@@ -99,64 +94,116 @@ _STEPS: Final = {Stage.KEYS: "step_keys", Stage.SHUFFLE: "step_shuffle",
 _DECIDING: Final = frozenset({Phase.TURN, Phase.VOTE, Phase.SALE, Phase.CUT, Phase.AFTER})
 _YES: Final = frozenset({"y", "j"})
 _NO: Final = frozenset({"n"})
+_SCROLL_KEYS: Final = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+#: Names that are the player's pronoun: shown in the screen's language.
+_PRONOUNS: Final = frozenset({"you", "du"})
 
 
 class TableScreen:
-    """The screen of one player at a :class:`PlayerTable`; ``clock`` gives seconds."""
+    """The screen of one player at a :class:`PlayerTable`; ``clock`` gives seconds.
 
-    def __init__(self, table: PlayerTable, narrate: Narrator, lang: str,
-                 clock: Callable[[], float]) -> None:
+    ``title`` names the table in a language (default: the table's signed name);
+    ``log_path`` is where the player's node logs the game, ``log_problem`` why it does
+    not (both told on the end screen)."""
+
+    def __init__(self, table: PlayerTable, lang: str, clock: Callable[[], float], *,
+                 title: Callable[[str], str] | None = None, log_path: str | None = None,
+                 log_problem: str | None = None) -> None:
         if lang not in LANGS:
             raise ValueError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}")
         self.table = table
-        self.narrate = narrate
         self.lang = lang
         self.clock = clock
+        self.title = title
+        self.log_path = log_path
+        self.log_problem = log_problem
         self.mode = Mode.TABLE
-        self._log: dict[str, list[str]] = {lang: [] for lang in LANGS}
+        self.chronicle = Chronicle()
         self.notice = ""
         self.failure: str | None = None
         self.quit = False
+        self.interrupted = False
+        """The player left with Ctrl-C (the command exits with status 130)."""
         self._quit_armed = False
-        self.help_scroll = 0
+        self.scroll: dict[Mode, int] = dict.fromkeys(Mode, 0)
+        """Per page: lines scrolled (the table's log: up from the newest line)."""
+        self._page = 10
         self._progress: object = None
         self._since = clock()
         self._step_mark: object = None
         self._step_since = clock()
         self.sale: SaleDraft | None = None
+        self.left_for_good = False
+        """The player said no to buying back in, leaving the game: never asked again."""
         self._receipt: tuple[int, int, int] | None = None
         """(token, seat it came from, hand) of a card the player received face down and
         does not know yet: told once its face arrives."""
-        table.human.listener = self._on_event
+        self._awaited: dict[int, Phrase] = {}
+        self._settled: set[tuple[Ask, int]] = set()
+        self._timed = 0
+        # the log wrapped for (language, names, player's seat, width): lines so far
+        self._wkey: tuple[object, ...] = ()
+        self._wlines: list[str] = []
+        self._wcount = 0
+        table.human.listener = self._on_events
+        table.human.on_outcome = self._on_outcome
         table.decider.on_request = self._on_request
+        table.decider.standing = self._standing
 
     # ------------------------------------------------------------------ inputs
 
-    def _on_event(self, event: Event, game: Game) -> None:
+    def _on_events(self, events: list[Event], game: Game) -> None:
         node = self.table.human
         known = dict(node.view.known) if node.view is not None else {}
         me = node.my_seat
-        self._settle_receipt()  # a face that arrived since is told before this event
-        told: dict[str, list[str]] = {}
-        for lang, narrate in (("en", self.narrate), ("sv", svenska.tell)):
-            try:
-                said = narrate(event, game, self._names(lang), known, me)
-            except Exception as exc:  # a narration bug must not take the table down
-                log.exception("narrating %r", event)
-                said = f"  {event.kind} ({type(exc).__name__})"
-            told[lang] = [line for line in said.split("\n") if line]
-        for lang, lines in told.items():
-            self._add(lang, lines)
-        if event.kind == "exchange" and me is not None and me in (event.seat, event.other):
-            pos = game.position_of(me)
-            giver = event.other if event.seat == me else event.seat
-            if pos is not None and giver is not None:
-                self._receipt = (game.hold[pos], giver, game.hand_no)
+        self._settle_receipt()  # a face that arrived since is told before these events
+        self._tell_timed()
+        if any(e.kind in ("deal", "winner") for e in events):
+            self.notice = ""  # what was said about the last hand is over
+            self.sale = None
+        try:
+            self.chronicle.events(events, game, hand=self._next_hand(), known=known, me=me)
+        except Exception:  # a narration bug must not take the table down
+            log.exception("narrating %r", events)
+        for event in events:
+            if event.kind == "exchange" and me is not None and me in (event.seat, event.other):
+                pos = game.position_of(me)
+                giver = event.other if event.seat == me else event.seat
+                if pos is not None and giver is not None:
+                    self._receipt = (game.hold[pos], giver, game.hand_no)
         self._settle_receipt()
+        self._follow()
 
-    def _add(self, lang: str, lines: list[str]) -> None:
-        self._log[lang].extend(lines)
-        del self._log[lang][:-LOG_KEEP]
+    def _on_outcome(self, outcome: HandOutcome, before: Standing | None) -> None:
+        if not outcome.voided:
+            return
+        node = self.table.human
+        game = self.game
+        if game is None:
+            return
+        seat_of = {name: seat for seat, name in enumerate(node.names)}
+        try:
+            self.chronicle.void(outcome.hand, outcome.accusations,
+                                [seat_of[p] for p in outcome.eliminated if p in seat_of],
+                                seat_of, before, game, dict(self._awaited))
+        except Exception:
+            log.exception("narrating the void of hand %d", outcome.hand)
+        self._follow()
+
+    def _tell_timed(self) -> None:
+        """Decisions the table gave their default (the seat did not decide in time)."""
+        timed = self.table.human.timed_decisions
+        for _, seat, _ in timed[self._timed:]:
+            self.chronicle.add(said("timed_decision", a=Person(seat)))
+        self._timed = len(timed)
+
+    def _follow(self) -> None:
+        """New lines keep a scrolled-up log where it is (the newest stay below)."""
+        if self.scroll[Mode.TABLE] and self._wkey:
+            before = len(self._wlines)
+            width = self._wkey[-1]
+            assert isinstance(width, int)
+            self.scroll[Mode.TABLE] += max(len(self._wrapped(width)) - before, 0)
 
     def _settle_receipt(self) -> None:
         """Tell the card the player received in a swap once its face is known (it arrives
@@ -173,20 +220,34 @@ class TableScreen:
         if rank is None:
             return
         self._receipt = None
-        for lang in LANGS:
-            names = self.table.seat_names()
-            who = names[giver] if 0 <= giver < len(names) else "?"
-            self._add(lang, ["  " + text("received", lang, card=rank_name(rank, lang),
-                                         who=who, whose=svenska.genitive(who)
-                                         if lang == "sv" else f"{who}'s")])
-
-    @property
-    def log(self) -> list[str]:
-        """The narration so far, in the screen's language."""
-        return self._log[self.lang]
+        me = node.my_seat
+        assert me is not None
+        self.chronicle.add(said("received", a=Person(me), b=Person(giver), card=Card(rank)))
 
     def _on_request(self, request: Request) -> None:
         self.notice = ""
+
+    def _standing(self, request: Request) -> object | None:
+        """Answers the player settled already: no buy-back after leaving for good, none
+        and no purchase the player cannot pay (said once in the log)."""
+        view = request.view
+        key = (request.ask, request.at)
+        me = Person(view.seat)
+        if request.ask is Ask.BUYIN:
+            if self.left_for_good:
+                return False
+            if view.price > view.chips:
+                if key not in self._settled:
+                    self._settled.add(key)
+                    self.chronicle.add(said("bb_poor", a=me, price=view.price, n=view.chips))
+                return False
+        if request.ask is Ask.SALE and view.sale is not None and view.sale[1] > view.chips:
+            if key not in self._settled:
+                self._settled.add(key)
+                self.chronicle.add(said("sale_poor", a=me, b=Person(view.sale[0]),
+                                        price=view.sale[1], n=view.chips))
+            return False
+        return None
 
     def fail(self, reason: str) -> None:
         """The table stopped (a bug, a failed peer): shown instead of a traceback."""
@@ -197,18 +258,62 @@ class TableScreen:
 
     # ------------------------------------------------------------------ state
 
-    def _names(self, lang: str | None = None) -> list[str]:
-        names = self.table.seat_names()
-        me = self.table.human.my_seat
-        you = text("you", lang or self.lang)
-        if me is not None and names and names[me].lower() != you:
-            names[me] = f"{names[me]} ({you})"
-        return names
+    @property
+    def log(self) -> list[str]:
+        """The narration so far, in the screen's language, one line per entry."""
+        return self.said_in(self.lang)
+
+    def said_in(self, lang: str) -> list[str]:
+        """The narration so far in ``lang``."""
+        cast = self.cast()
+        return [line.text(lang, cast) for line in self.chronicle.lines]
+
+    def cast(self) -> Cast:
+        """Who is who, for every sentence: the table's names and the player's seat."""
+        return Cast(self.table.seat_names(), self.table.human.my_seat)
+
+    def _wrapped(self, width: int) -> list[str]:
+        """The log in the screen's language wrapped to ``width`` (kept, and extended as
+        lines come)."""
+        cast = self.cast()
+        key = (self.lang, tuple(cast.names), cast.me, self.chronicle.edits, width)
+        if key != self._wkey:
+            self._wkey, self._wlines, self._wcount = key, [], 0
+        for line in self.chronicle.lines[self._wcount:]:
+            self._wlines += wrap(line.text(self.lang, cast), width - 1, line.indent + 2,
+                                 keep_indent=True)
+        self._wcount = len(self.chronicle.lines)
+        return self._wlines
+
+    def seat_label(self, seat: int, names: list[str] | None = None) -> str:
+        """A seat's name in lists: the player's name with "(you)", or the pronoun."""
+        names = self.table.seat_names() if names is None else names
+        if not 0 <= seat < len(names):
+            return "?"
+        name = names[seat]
+        if seat != self.table.human.my_seat:
+            return name
+        you = self.t("you")
+        if name.strip().lower() in _PRONOUNS:
+            return you.capitalize()
+        return f"{name} ({you})"
 
     @property
     def game(self) -> Game | None:
         view = self.table.human.view
         return None if view is None else view.game
+
+    def _next_hand(self) -> int:
+        """The table's number of the hand being dealt: every dealt hand counts, a voided
+        one too, so the narration, the header and the audit agree."""
+        outcomes = self.table.human.outcomes
+        return outcomes[-1].hand + 1 if outcomes else 1
+
+    def hand_number(self) -> int:
+        """The table's number of the hand under way (the last one once the game is over)."""
+        node = self.table.human
+        done = node.outcomes[-1].hand if node.outcomes else 0
+        return max(done, 1) if node.stage == Stage.DONE else done + 1
 
     def _waiting(self) -> tuple[int, ...]:
         node = self.table.human
@@ -242,30 +347,34 @@ class TableScreen:
         limit = node.timing.decide_limit if deciding else node.timing.limit
         return max(0, math.ceil(limit - (now - self._step_since)))
 
+    def _in_game(self) -> bool:
+        """Whether the player still plays (leaving now makes the others wait)."""
+        game, me = self.game, self.table.human.my_seat
+        if game is None or me is None:
+            return True
+        return not game.over and game.in_game[me]
+
     # ------------------------------------------------------------------ keys
 
     def press(self, key: str) -> None:
-        """One key (``"k"``, ``"escape"``, ``"up"``, ...); letters in either case."""
+        """One key (``"k"``, ``"escape"``, ``"up"``, ``"pageup"``, ...; ``"interrupt"``
+        for Ctrl-C); letters in either case."""
         key = key.lower() if len(key) == 1 else key
-        if key != "q":
-            self._quit_armed = False
-        if self.sale is not None and self.mode is Mode.TABLE and key not in ("h", "a", "l", "q"):
-            self._sale_key(key, self.sale)
+        if key in ("q", "interrupt"):
+            self._leave(key)
             return
-        if key == "q":
-            game = self.game
-            if self._quit_armed or self.failure is not None or (game is not None and game.over):
-                self.quit = True
-            else:
-                self._quit_armed = True
-                self.notice = self.t("quit_confirm")
+        self._quit_armed = False
+        if self.sale is not None and self.mode is Mode.TABLE and key not in (
+                "h", "a", "l", "pageup", "pagedown", "home", "end"):
+            self._sale_key(key, self.sale)
             return
         if key == "h":
             self.mode = Mode.TABLE if self.mode is Mode.HELP else Mode.HELP
-            self.help_scroll = 0
+            self.scroll[Mode.HELP] = 0
             return
         if key == "a":
             self.mode = Mode.TABLE if self.mode is Mode.AUDIT else Mode.AUDIT
+            self.scroll[Mode.AUDIT] = 0
             return
         if key == "escape":
             self.mode = Mode.TABLE
@@ -273,11 +382,35 @@ class TableScreen:
         if key == "l":
             self.lang = LANGS[(LANGS.index(self.lang) + 1) % len(LANGS)]
             return
-        if self.mode is Mode.HELP and key in ("up", "down"):
-            self.help_scroll = max(0, self.help_scroll + (1 if key == "down" else -1))
+        if key in _SCROLL_KEYS:
+            self._scroll(key)
             return
         self.mode = Mode.TABLE
         self._move(key)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: as ``q``."""
+        self.press("interrupt")
+
+    def _leave(self, key: str) -> None:
+        """``q`` or Ctrl-C: leave at once when the game is over or failed, else ask first."""
+        game = self.game
+        if self._quit_armed or self.failure is not None or (game is not None and game.over):
+            self.quit = True
+            self.interrupted = key == "interrupt"
+            return
+        self._quit_armed = True
+
+    def _scroll(self, key: str) -> None:
+        page = max(self._page - 1, 1)
+        step = {"up": 1, "down": -1, "pageup": page, "pagedown": -page}.get(key, 0)
+        if self.mode is not Mode.TABLE:
+            step = -step  # pages scroll down from their top; the log up from its bottom
+        if key == "home":
+            step = 10**9 if self.mode is Mode.TABLE else -10**9
+        elif key == "end":
+            step = -10**9 if self.mode is Mode.TABLE else 10**9
+        self.scroll[self.mode] = max(0, self.scroll[self.mode] + step)
 
     def _move(self, key: str) -> None:
         game = self.game
@@ -287,10 +420,8 @@ class TableScreen:
         request = self.table.decider.request
         if request is None:
             waiting = [s for s in self._waiting() if s != self.table.human.my_seat]
-            names = self._names()
-            if waiting and names:
-                self.notice = self.t("why_not_yours",
-                                     who=", ".join(names[s] for s in waiting))
+            if waiting and self.table.seat_names():
+                self.notice = self.say("why_not_yours", who=Group(tuple(waiting)))
             else:
                 self.notice = self.t("why_nothing")
             return
@@ -300,6 +431,13 @@ class TableScreen:
         self.table.decider.answer(answer)
         self.notice = self.t("sent", what=what)
         self.table.decided()
+        if request.ask is Ask.BUYIN and answer is False:
+            me = Person(request.view.seat)
+            if key == "w":
+                self.chronicle.add(said("bb_later", a=me))
+            elif request.view.options.buyback_timing is BuybackTiming.ANY_LATER:
+                self.left_for_good = True
+                self.chronicle.add(said("bb_left", a=me))
 
     def _answer(self, request: Request, key: str) -> tuple[object, str]:
         """The answer ``key`` gives to ``request`` and its label; (None, "") after
@@ -330,7 +468,8 @@ class TableScreen:
             if key == "b":
                 buyers = view.buyers
                 if not buyers:
-                    return self._why("why_no_sell", rule="enkortskille")
+                    return self._why("why_no_sell" if view.options.card_selling
+                                     else "why_no_selling")
                 chips = view.game.chips
                 self.sale = SaleDraft(request, list(buyers), 0,
                                       str(min(view.game.stake, chips[buyers[0]])))
@@ -348,8 +487,6 @@ class TableScreen:
         elif ask is Ask.SALE:
             sale = view.sale
             if key in _YES and sale is not None:
-                if sale[1] > view.chips:
-                    return self._why("why_poor", chips=view.chips, price=sale[1])
                 return True, self.t("l_buy")
             if key in _NO:
                 return False, self.t("l_nobuy")
@@ -362,12 +499,19 @@ class TableScreen:
                 return at, self.t("l_cut", n=at)
         elif ask is Ask.BUYIN:
             if key in _YES:
-                if view.price > view.chips:
-                    return self._why("why_poor", chips=view.chips, price=view.price)
                 return True, self.t("l_buyin", price=view.price)
             if key in _NO:
-                return False, self.t("l_decline")
+                return False, self.t("l_leave")
+            if key == "w" and self._may_wait(view.game):
+                return False, self.t("l_wait")
         return self._why("why_key", key=key, keys=keys)
+
+    def _may_wait(self, game: Game) -> bool:
+        """Whether a dead seat that says no now may still buy back in before a later hand
+        (any-later buy-backs; not the two-left buy-in, which a no ends for good)."""
+        opts = game.options
+        two_left = opts.two_left_buyin and game.n_in == 2
+        return opts.buyback_timing is BuybackTiming.ANY_LATER and not two_left
 
     def _sale_key(self, key: str, draft: SaleDraft) -> None:
         """A key while the player puts a sale together (``b``): arrows choose the buyer,
@@ -396,37 +540,37 @@ class TableScreen:
         if key != "enter":
             self.notice = self.t("why_sale_key", key=key)
             return
-        names = self._names()
         buyer = draft.buyer
-        who = names[buyer] if names else "?"
         if not draft.price:
             self.notice = self.t("why_sale_price")
             return
         price = int(draft.price)
         chips = draft.request.view.game.chips[buyer]
         if price > chips:
-            self.notice = self.t("why_sale_poor", who=who, chips=chips, price=price)
+            self.notice = self.say("why_sale_poor", a=Person(buyer), n=chips, price=price)
             return
         self.sale = None
         self.table.decider.answer(Sell(draft.request.view.seat, buyer, price))
-        self.notice = self.t("sent", what=self.t("l_sell", who=who, price=price))
+        self.notice = self.t("sent", what=self.say("l_sell", a=Person(buyer), price=price))
         self.table.decided()
 
-    def _sale_lines(self, draft: SaleDraft) -> list[Line]:
-        names = self._names()
+    def say(self, key: str, **fields: object) -> str:
+        """A screen text with persons in it (``Person``, ``Group``)."""
+        return text(key, self.lang, self.cast(), **fields)
+
+    def _sale_lines(self, draft: SaleDraft, width: int) -> list[Line]:
         buyer = draft.buyer
-        who = names[buyer] if names else "?"
+        who = self.seat_label(buyer)
         chips = draft.request.view.game.chips[buyer]
         more = len(draft.buyers) > 1
         to = f"◀ {who} ▶" if more else who
-        return [
-            [("class:moves", self.t("sale_title") + ":")],
-            [("class:key", "   " + self.t("sale_to", to=to, chips=chips)
-              + ("   " + self.t("sale_more") if more else ""))],
-            [("class:key", "   " + self.t("sale_price")), ("class:card", f" {draft.price} "),
-             ("class:key", "   " + self.t("sale_price_keys"))],
-            [("class:key", "   " + self.t("sale_keys"))],
-        ]
+        out = [[("class:moves", self.t("sale_title") + ":")]]
+        out += para("class:key", "   " + self.t("sale_to", to=to, chips=chips)
+                     + ("   " + self.t("sale_more") if more else ""), width, 3)
+        out.append([("class:key", "   " + self.t("sale_price")), ("class:card", f" {draft.price} "),
+                    ("class:key", "   " + self.t("sale_price_keys"))])
+        out += para("class:key", "   " + self.t("sale_keys"), width, 3)
+        return out
 
     def _why(self, name: str, **fields: object) -> tuple[None, str]:
         self.notice = self.t(name, **fields)
@@ -436,7 +580,6 @@ class TableScreen:
         """(key, label) of every move open now."""
         view = request.view
         yes = "j" if self.lang == "sv" else "y"
-        names = self._names()
         ask = request.ask
         if ask is Ask.TURN:
             moves = [("k", self.t("k_keep"))]
@@ -458,12 +601,18 @@ class TableScreen:
         if ask is Ask.SALE:
             sale = view.sale
             seller, price = sale if sale is not None else (0, 0)
-            who = names[seller] if names else "?"
-            return [(yes, self.t("k_buy", who=who, price=price)), ("n", self.t("k_nobuy"))]
+            return [(yes, self.say("k_buy", a=Person(seller), price=price)),
+                    ("n", self.t("k_nobuy"))]
         if ask is Ask.CUT:
             top = max(min(len(view.game.stock) - 1, 9), 0)
             return [(f"0-{top}", self.t("k_cut", n=top))]
-        return [(yes, self.t("k_buyin", price=view.price)), ("n", self.t("k_decline"))]
+        moves = [(yes, self.t("k_buyin", price=view.price, chips=view.chips))]
+        if self._may_wait(view.game):
+            moves.append(("w", self.t("k_wait")))
+            moves.append(("n", self.t("k_leave")))
+        else:
+            moves.append(("n", self.t("k_decline")))
+        return moves
 
     # ------------------------------------------------------------------ rendering
 
@@ -472,19 +621,24 @@ class TableScreen:
         if width < MIN_WIDTH or height < MIN_HEIGHT:
             message = self.t("too_small", w=width, h=height, mw=MIN_WIDTH, mh=MIN_HEIGHT)
             return [[("class:warn", line)] for line in wrap(message, max(width - 1, 10))]
-        if self.mode is Mode.HELP:
-            body = self._help(width)
-            body = body[self.help_scroll:]
-        elif self.mode is Mode.AUDIT:
-            body = self._audit(width)
+        head = self._title(width)
+        footer: Line = [("class:footer", self.t("footer_back") if self.mode is not Mode.TABLE
+                         else self.t("footer"))]
+        room = height - len(head) - 1
+        if self.mode is Mode.TABLE:
+            body = self._table(width, room)
         else:
-            body = self._table(width, height)
-        lines = [[("class:title", self.t("title"))], *body]
-        lines = lines[:height - 1]
+            page = help_page(self, width) if self.mode is Mode.HELP else audit_page(self, width)
+            self._page = room
+            top = min(self.scroll[self.mode], max(len(page) - room, 0))
+            self.scroll[self.mode] = top
+            body = page[top:top + room]
+            if top + room < len(page) and body:
+                body[-1] = [("class:rule", self.t("more_below"))]
+        lines = [*head, *body][:height - 1]
         while len(lines) < height - 1:
             lines.append([])
-        footer = self.t("footer_back") if self.mode is not Mode.TABLE else self.t("footer")
-        lines.append([("class:footer", footer)])
+        lines.append(footer)
         return lines
 
     def text(self, width: int = 100, height: int = 40) -> str:
@@ -492,64 +646,89 @@ class TableScreen:
         return "\n".join("".join(t for _, t in line).rstrip()
                          for line in self.render(width, height))
 
-    def _table(self, width: int, height: int) -> list[Line]:
+    def _title(self, width: int) -> list[Line]:
+        config = self.table.human.config
+        name = self.title(self.lang) if self.title is not None else config.name
+        mode = self.t("mode_strict" if config.mode == "strict" else "mode_audit")
+        return para("class:title", self.t("table_title", table=name, ruleset=config.ruleset,
+                                           stake=config.stake, mode=mode), width)
+
+    def _table(self, width: int, room: int) -> list[Line]:
         self._settle_receipt()
         node = self.table.human
-        config = node.config
-        out: list[Line] = [[("", self.t("table", table=config.name, ruleset=config.ruleset,
-                                         stake=config.stake))]]
+        out: list[Line] = []
         game = self.game
         if self.failure is not None:
-            out.append([("class:warn", self.t("failed", reason=self.failure))])
+            out += para("class:warn", self.t("failed", reason=self.failure), width)
         if game is None or node.stage <= Stage.ACCEPT:
-            out.append([("", self.t("starting"))])
+            out += para("", self.t("starting"), width)
+            out += self._leaving(width)
             return out
         secs = self._tick()
-        names = self._names()
-        me = node.my_seat
-        out.append([("class:pot", f"{self.t('hand', n=max(game.hand_no, 1))}   "
-                                  f"{self.t('pot', pot=game.pot)}")])
-        trust = self._trust()
-        if trust:
-            out.append(trust)
+        names = self.table.seat_names()
+        out += header(self, width, game)
         out.append([("class:rule", "─" * (width - 1))])
         waiting = self._waiting()
         step = self._step(game)
-        for seat, name in enumerate(names):
-            turn = step is None and seat in waiting and not game.over
-            out.append(self._seat_line(game, seat, name, turn))
+        self._note_awaited(game, waiting, step)
+        out += seats(self, game, names, waiting, step, width, room)
         out.append([("class:rule", "─" * (width - 1))])
         if game.over and game.winner is not None:
-            out.append([("class:winner", self.t("winner", who=names[game.winner]))])
-            out.append([("", self.t("game_over"))])
+            out += para("class:winner", self.say("winner", a=Person(game.winner)), width)
+            out += para("", self.t("game_over"), width)
+            if self.log_path is not None:
+                out += para("class:ok", self.t("log_saved", path=self.log_path), width)
+                out += para("class:ok", self.t("log_verify", path=self.log_path), width)
+            elif self.log_problem is not None:
+                out += para("class:warn", self.t("log_failed", reason=self.log_problem),
+                             width)
         else:
-            if waiting:
-                others = [s for s in waiting if s != me]
-                left = self._time_left(game)
-                if me in waiting and not others:
-                    out.append([("class:turn", self.t("waiting_you", left=left))])
-                else:
-                    who = ", ".join(names[s] for s in others)
-                    line = (self.t("waiting_for", who=who, left=left) if step is None
-                            else self.t("waiting_step", who=who, step=step, left=left))
-                    out.append([("class:wait", line)])
-                    if secs >= VANISH_AFTER:
-                        out.append([("class:warn", self.t("vanished", who=who, secs=int(secs)))])
-                stuck = node.silent_without_majority()
-                if stuck:
-                    hand = node.status()
-                    out.append([("class:warn", self.t(
-                        "no_majority", who=", ".join(names[s] for s in stuck),
-                        n=len(hand.holders) if hand is not None else len(names)))])
-                    out.append([("class:warn", self.t("no_majority_hint"))])
-            out.extend(self._card(game))
-            out.extend(self._move_lines())
+            out += self._status(game, waiting, step, secs, width)
+            out += card_line(self, game)
+            out += self._move_lines(width)
         if self.notice:
-            out.append([("class:notice", self.notice)])
-        out.append([("class:rule", f"─ {self.t('log')} " + "─" * max(width - 20, 0))])
-        room = max(height - 2 - len(out) - 1, 1)
-        out.extend([("class:log", line[:width - 1])] for line in self.log[-room:])
+            out += para("class:notice", self.notice, width)
+        out += self._leaving(width)
+        log_room = max(room - len(out) - 1, 1)
+        out += self._log_view(width, log_room)
         return out
+
+    def _leaving(self, width: int) -> list[Line]:
+        if not self._quit_armed:
+            return []
+        key = "quit_confirm_wait" if self._in_game() else "quit_confirm"
+        limit = int(self.table.human.timing.decide_limit)
+        return para("class:warn", self.t(key, limit=limit), width)
+
+    def _log_view(self, width: int, room: int) -> list[Line]:
+        wrapped = self._wrapped(width)
+        self._page = room
+        top_limit = max(len(wrapped) - room, 0)
+        scroll = min(self.scroll[Mode.TABLE], top_limit)
+        self.scroll[Mode.TABLE] = scroll
+        end = len(wrapped) - scroll
+        shown = wrapped[max(end - room, 0):end]
+        if scroll:
+            hint = self.t("log_scrolled", n=scroll)
+        elif top_limit:
+            hint = self.t("log_hint")
+        else:
+            hint = ""
+        title = f"─ {self.t('log')} " + (f"({hint}) " if hint else "")
+        head: Line = [("class:rule", title + "─" * max(width - 1 - len(title), 0))]
+        return [head, *[[("class:log", line)] for line in shown]]
+
+    def _note_awaited(self, game: Game, waiting: tuple[int, ...], step: str | None) -> None:
+        """What the table waits for from each seat (said if its time-out voids the hand)."""
+        stage = self.table.human.stage
+        for seat in waiting:
+            if step is None:
+                self._awaited[seat] = Phrase("step_decision", {"a": Person(seat)})
+            elif stage == Stage.PLAY:
+                phase = "step_stock" if game.phase == Phase.STOCK else "step_showdown"
+                self._awaited[seat] = Phrase(phase)
+            else:
+                self._awaited[seat] = Phrase(_STEPS.get(stage, "step_keys"))
 
     def _step(self, game: Game) -> str | None:
         """What the protocol does now, or ``None`` when a seat's decision is awaited."""
@@ -562,140 +741,64 @@ class TableScreen:
             return None
         return self.t(_STEPS.get(stage, "step_keys"))
 
-    def _seat_line(self, game: Game, seat: int, name: str, turn: bool) -> Line:
-        marks = []
-        if seat == game.dealer:
-            marks.append(self.t("dealer"))
-        if game.order and game.forhand == seat and game.phase != Phase.DEAL:
-            marks.append(self.t("forhand"))
-        pos = game.position_of(seat)
-        if not game.in_game[seat]:
-            state = self.t("out")
-        elif pos is not None and not game.alive[pos]:
-            state = self.t("dead")
-        else:
-            state = self.t("alive")
-        chips = self.t("chips", chips=game.chips[seat])
-        cells = (f"{'▶' if turn else ' '} {name:<16.16} {chips:>10}"
-                 f"  {self.t('buybacks', n=game.buybacks[seat]):<14} {state:<6} "
-                 f"{' '.join(marks)}")
-        style = "class:turnseat" if turn else ("class:deadseat" if state != self.t("alive")
-                                               else "")
-        return [(style, cells)]
-
-    def _card(self, game: Game) -> list[Line]:
+    def _status(self, game: Game, waiting: tuple[int, ...], step: str | None, secs: float,
+                width: int) -> list[Line]:
         node = self.table.human
-        view = node.view
         me = node.my_seat
-        if view is None or me is None:
-            return []
-        pos = game.position_of(me)
-        if pos is None or not game.order:
-            return [[("", f"{self.t('your_card')}: {self.t('no_card')}")]]
-        rank = view.known.get(game.hold[pos])
-        if rank is None:
-            return [[("", f"{self.t('your_card')}: {self.t('hidden_card')}")]]
-        name = rank_name(rank, self.lang).upper()
-        inner = max(len(name) + 4, 14)
-        info = self.t("rank_of", n=int(rank) + 1)
-        if rank is Rank.KILLE and game.via_swap[pos]:
-            info += "  " + self.t("swapped_kille")
-        return [
-            [("", f"{self.t('your_card')}:  "), ("class:card", "┌" + "─" * inner + "┐")],
-            [("", " " * (len(self.t("your_card")) + 3)),
-             ("class:card", "│" + name.center(inner) + "│"), ("class:rank", "  " + info)],
-            [("", " " * (len(self.t("your_card")) + 3)), ("class:card", "└" + "─" * inner + "┘")],
-        ]
+        out: list[Line] = []
+        if not waiting:
+            return out
+        others = tuple(s for s in waiting if s != me)
+        left = self._time_left(game)
+        if me in waiting and not others:
+            return para("class:turn", self.t("waiting_you", left=left), width)
+        who = Group(others)
+        line = (self.say("waiting_for", who=who, left=left) if step is None
+                else self.say("waiting_step", who=who, step=step, left=left))
+        out += para("class:wait", line, width)
+        if secs >= VANISH_AFTER:
+            out += para("class:warn", self.say("vanished", who=who, secs=int(secs),
+                                                 left=left), width)
+        stuck = node.silent_without_majority()
+        if stuck:
+            hand = node.status()
+            out += para("class:warn", self.say(
+                "no_majority", who=Group(stuck),
+                n=len(hand.holders) if hand is not None else len(self.table.seat_names())),
+                width)
+            out += para("class:warn", self.t("no_majority_hint"), width)
+        return out
 
-    def _move_lines(self) -> list[Line]:
+    def _move_lines(self, width: int) -> list[Line]:
         request = self.table.decider.request
         if request is None:
             return []
         if self.sale is not None:
             if _same(self.sale.request, request):
-                return self._sale_lines(self.sale)
+                return self._sale_lines(self.sale, width)
             self.sale = None
-        out: list[Line] = [[("class:moves", self.t("moves") + ":")]]
-        out += [[("class:key", "   " + label)] for _, label in self._moves(request)]
-        return out
-
-    def _trust(self) -> Line:
-        node = self.table.human
-        if not node.outcomes:
-            return []
-        last = node.outcomes[-1]
-        names = self._names()
-        pnames = node.names
-
-        def show(p: str) -> str:
-            return names[pnames.index(p)] if p in pnames and names else p
-
-        if last.voided:
-            if last.accusations:
-                acc = last.accusations[0]
-                line = self.t("trust_void", n=last.hand, who=show(str(acc["by"])),
-                              accused=show(str(acc["accused"])), reason=acc["reason"],
-                              verdict=acc["verdict"])
+        out: list[Line] = []
+        if request.ask is Ask.BUYIN:
+            view = request.view
+            game = view.game
+            limit = view.options.buyback_limit
+            if view.options.two_left_buyin and game.n_in == 2:
+                count = self.t("buyin_two_left")
             else:
-                line = self.t("trust_void_plain", n=last.hand)
-            if last.eliminated:
-                line += "  " + self.t("expelled", who=", ".join(show(p) for p in last.eliminated))
-            return [("class:warn", line)]
-        died = ", ".join(show(p) for p in last.died) or self.t("nobody")
-        if sorted(last.agreed_by) == sorted(last.holders):
-            trust = self.t("trust_ok", n=last.hand, count=len(last.holders),
-                           cp=last.checkpoint[:16])
-            style = "class:ok"
-        else:
-            trust = self.t("trust_partial", n=last.hand, agreed=len(last.agreed_by),
-                           count=len(last.holders))
-            style = "class:warn"
-        return [(style, trust), ("", "   " + self.t("died", n=last.hand, who=died))]
-
-    def _audit(self, width: int) -> list[Line]:
-        node = self.table.human
-        done = [o for o in node.outcomes if not o.voided and o.hand in node.audits]
-        if not done:
-            return [[("", self.t("audit_none"))]]
-        last = done[-1]
-        audit = node.audits[last.hand]
-        out: list[Line] = [
-            [("class:moves", self.t("audit_title", n=last.hand))],
-            [("", self.t("audit_steps", n=audit.shuffle_steps))],
-            [("", self.t("audit_shares", n=audit.shares))],
-            [("", self.t("audit_sigs", n=audit.signatures, count=len(last.holders)))],
-            [("", self.t("audit_cp", cp=audit.checkpoint))],
-        ]
-        if node.config.mode == "strict":
-            out += [[("", line)] for line in wrap(self.t("audit_proofs", n=audit.proofs),
-                                                   width - 2)]
-        names = self._names()
-        if last.faces and audit.dealt and names:
-            faces = ", ".join(f"{names[seat]} {RANKS[last.faces[token] >> 1].id}"
-                              for token, seat in enumerate(audit.dealt))
-            out += [[("", line)] for line in wrap(self.t("audit_faces", faces=faces),
-                                                   width - 2)]
-        older = ", ".join(f"{o.hand}:{o.checkpoint[:8]}" for o in done[:-1][-6:])
-        if older:
-            out.append([("", self.t("audit_older", hands=older)[:width - 1])])
-        return out
-
-    def _help(self, width: int) -> list[Line]:
-        node = self.table.human
-        options = node.config.options
-        out: list[Line] = [[("class:moves", self.t("help_title"))], []]
-        trust = "help_trust_strict" if node.config.mode == "strict" else "help_trust"
-        for para in ("help_rules", trust):
-            out += [[("", line)] for line in wrap(self.t(para), width - 2)]
-            out.append([])
-        ranks = ", ".join(rank_name(r, self.lang) for r in reversed(RANKS))
-        out += [[("", line)] for line in wrap(self.t("help_order", ranks=ranks), width - 2)]
-        out.append([])
-        out.append([("class:moves", self.t("help_options", ruleset=node.config.ruleset))])
-        for key, value in options.to_json().items():
-            out.append([("", f"  {key}: {value}"[:width - 1])])
-        out.append([])
-        out += [[("", line)] for line in wrap(self.t("help_keys"), width - 2)]
+                count = self.t("buyin_count", nth=game.buybacks[view.seat] + 1,
+                               of="" if limit is None else self.t("buyin_of", n=limit))
+            out += para("class:moves", self.t("buyin_ask", price=view.price, chips=view.chips,
+                                               count=count), width)
+        title = self.t("moves") + ":"
+        labels = [label for _, label in self._moves(request)]
+        rows: list[str] = [title]
+        for label in labels:
+            if len(rows[-1]) + 3 + len(label) <= width - 1:
+                rows[-1] += "   " + label
+            else:
+                rows.append("   " + label)
+        out += [[("class:moves", row[:len(title)]), ("class:key", row[len(title):])]
+                if row.startswith(title) else [("class:key", row)] for row in rows]
         return out
 
 
@@ -705,16 +808,3 @@ def _same(a: Request | None, b: Request | None) -> bool:
     return a is not None and b is not None and (a.ask, a.at) == (b.ask, b.at)
 
 
-def wrap(paragraph: str, width: int) -> list[str]:
-    """``paragraph`` in lines of at most ``width`` characters (words kept whole)."""
-    lines: list[str] = []
-    line = ""
-    for word in paragraph.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        lines.append(line)
-    return lines

@@ -7,7 +7,9 @@ Each peer has its own identity, delivery key and secret seed; they all run as
 :class:`~p2pkille.ui.human.HumanDecider`; after the player answers,
 :meth:`LocalTable.decided` pokes its driver so the node acts at once. With
 ``TableSpec.pace`` each bot takes that long over a decision (a
-:class:`~p2pkille.ui.paced.PacedDecider`), so a person can follow the play.
+:class:`~p2pkille.ui.paced.PacedDecider`), so a person can follow the play. Given a
+``log`` path, the human's node logs every envelope it accepts there
+(:class:`~p2pkille.runtime.log.LoggedNode`), for ``p2pkille verify``.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from p2pkille.bots.tableaware import make_bot
 from p2pkille.engine.view import Decider
 from p2pkille.net.driver import Driver
 from p2pkille.runtime.config import Member, TableConfig
+from p2pkille.runtime.io import Node
+from p2pkille.runtime.log import LoggedNode
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import HumanDecider
@@ -36,8 +41,13 @@ from protocol.keys import DeliveryKeyPair
 
 __all__ = ["BOT_NAMES", "LocalTable", "TableSpec", "local_table"]
 
+#: Enough names for the largest table a ruleset allows (bytes-kille: as many players as
+#: the deck allows, 38).
 BOT_NAMES: Final = ("Anna", "Björn", "Cecilia", "David", "Eva", "Fredrik", "Greta", "Hugo",
-                    "Ingrid", "Johan", "Karin", "Lars")
+                    "Ingrid", "Johan", "Karin", "Lars", "Maja", "Nils", "Olle", "Pia", "Rut",
+                    "Sven", "Tove", "Ulf", "Vera", "Wilhelm", "Ylva", "Åke", "Örjan", "Agnes",
+                    "Bertil", "Doris", "Erik", "Frida", "Gustav", "Hanna", "Ivar", "Jenny",
+                    "Klara", "Linnea", "Magnus")
 BOT_KINDS: Final = ("tableaware", "threshold")
 
 
@@ -62,14 +72,18 @@ class LocalTable:
 
     def __init__(self, spec: TableSpec, net: LocalNet, human: HumanTableNode,
                  decider: HumanDecider, bots: Sequence[TableNode],
-                 names: dict[str, str]) -> None:
+                 names: dict[str, str], log: Path | None = None) -> None:
         self.spec = spec
         self.net = net
         self.human = human
         self.decider = decider
         self.bots = list(bots)
         self.names_by_peer = names
-        self.drivers = [Driver(node, net.transport(node.name)) for node in [human, *bots]]
+        self.log_path = log
+        """Where the human's node logs the game (``None``: nowhere)."""
+        self.logged = LoggedNode(human, log) if log is not None else None
+        front: Node = self.logged if self.logged is not None else human
+        self.drivers = [Driver(node, net.transport(node.name)) for node in [front, *bots]]
         self.driver = self.drivers[0]
 
     @property
@@ -105,6 +119,8 @@ class LocalTable:
                 node.workers = None
             if pool is not None:
                 pool.shutdown()
+            if self.logged is not None:
+                self.logged.close()
 
     def stop(self) -> None:
         for driver in self.drivers:
@@ -115,9 +131,12 @@ def _derive(seed: int, *parts: str) -> bytes:
     return hash32("play-table", seed.to_bytes(8, "big"), *(p.encode() for p in parts))
 
 
-def local_table(spec: TableSpec, timing: Timing | None = None) -> LocalTable:
+def local_table(spec: TableSpec, timing: Timing | None = None, *,
+                log_to: Callable[[bytes], Path] | None = None) -> LocalTable:
     """Build the table (nothing runs until :meth:`LocalTable.run`). ``spec.seed`` fixes
-    every key and secret (tests); without it they come from the operating system."""
+    every key and secret (tests); without it they come from the operating system.
+    ``log_to`` names a new file for the human node's game log from the table id (it
+    raises ``OSError`` if the file cannot be made)."""
     seed = spec.seed if spec.seed is not None else int.from_bytes(os.urandom(8), "big")
     count = spec.bots + 1
     identities = [Identity.from_seed(_derive(seed, "identity", str(i))) for i in range(count)]
@@ -145,7 +164,8 @@ def local_table(spec: TableSpec, timing: Timing | None = None) -> LocalTable:
                                    _derive(seed, "secret", str(i)), timing))
     names = {peers[0]: spec.name, **{peers[i]: BOT_NAMES[(i - 1) % len(BOT_NAMES)]
                                      for i in range(1, count)}}
-    table = LocalTable(spec, LocalNet(peers), human, decider, bots, names)
+    log = log_to(config.table_id) if log_to is not None else None
+    table = LocalTable(spec, LocalNet(peers), human, decider, bots, names, log)
     if paced:
         for pacer, driver in zip(paced, table.drivers[1:], strict=True):
             pacer.poke = driver.poke

@@ -9,7 +9,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 
-from cli.play import narrate
+from cli.play import table_screen
 from p2pkille.ui.app import build_app, play
 from p2pkille.ui.human import Ask, Request
 from p2pkille.ui.model import TableScreen
@@ -29,11 +29,11 @@ class FakeClock:
 def setup(inp: PipeInput, *, bots: int = 3, seed: int = 11, chips: int = 3,
           lang: str = "en", ruleset: str = "wikipedia", output: DummyOutput | None = None,
           name: str = "Tester", mode: str = "audit"
-          ) -> tuple[LocalTable, TableScreen, Application[None], FakeClock]:
-    table = local_table(TableSpec(bots=bots, seed=seed, chips=chips, ruleset=ruleset,
-                                  name=name, mode=mode))
+          ) -> tuple[LocalTable, TableScreen, Application[int], FakeClock]:
+    spec = TableSpec(bots=bots, seed=seed, chips=chips, ruleset=ruleset, name=name, mode=mode)
+    table = local_table(spec)
     clock = FakeClock()
-    screen = TableScreen(table, narrate, lang, clock)
+    screen = table_screen(table, spec, lang, clock, None, None)
     app = build_app(screen, input=inp, output=output or DummyOutput(), refresh=0.05)
     return table, screen, app, clock
 
@@ -50,7 +50,9 @@ def default_policy(request: Request) -> str:
     return "n"
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Until ``condition()``; ``timeout`` only bounds a test that fails (a stuck table),
+    it is no margin the test relies on."""
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.01)
@@ -64,8 +66,13 @@ async def answer_one(screen: TableScreen, inp: PipeInput,
     request = decider.request
     assert request is not None, screen.text()
     inp.send_text(policy(request))
-    await wait_for(lambda: decider.request is not request)
+    # The node asks again on every wake, with a fresh request: wait for another question.
+    await wait_for(lambda: not _same(decider.request, request))
     return request
+
+
+def _same(a: Request | None, b: Request) -> bool:
+    return a is not None and (a.ask, a.at) == (b.ask, b.at)
 
 
 def _over(screen: TableScreen) -> bool:
@@ -73,18 +80,17 @@ def _over(screen: TableScreen) -> bool:
     return game is not None and game.over
 
 
-async def run_with(app: Application[None], table: LocalTable, screen: TableScreen,
-                   body: Callable[[], Awaitable[None]], timeout: float = 60.0) -> None:
-    """Run the application and the peers while ``body()`` (a coroutine) plays; then quit."""
-    async def main() -> None:
-        task = asyncio.create_task(play(table, screen, app))
-        try:
-            async with asyncio.timeout(timeout):
-                await wait_for(lambda: app.is_running, 10)
-                await body()
-        finally:
-            if app.is_running:
-                app.exit()
-            await task
-
-    await main()
+async def run_with(app: Application[int], table: LocalTable, screen: TableScreen,
+                   body: Callable[[], Awaitable[None]], timeout: float = 240.0) -> int:
+    """Run the application and the peers while ``body()`` (a coroutine) plays; then quit
+    (unless the body made the player leave). The exit status ``play`` returned."""
+    task = asyncio.create_task(play(table, screen, app))
+    try:
+        async with asyncio.timeout(timeout):
+            await wait_for(lambda: app.is_running or task.done())
+            await body()
+    finally:
+        if app.is_running:
+            app.exit(result=0)
+        status = await task
+    return status

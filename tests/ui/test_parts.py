@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import string
 from collections.abc import Callable
 
 import pytest
 
-from cli.main import main
+from cli.main import build_parser, main
+from cli.play import spec_from
 from p2pkille.bots.randombot import RandomBot
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.engine.facts import (
@@ -31,11 +33,13 @@ from p2pkille.engine.peer import PeerView
 from p2pkille.engine.referee import Referee
 from p2pkille.engine.view import DecisionPending
 from p2pkille.sim.table import build_table
-from p2pkille.ui import i18n, svenska
+from p2pkille.ui import i18n
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, HumanDecider, Request
 from p2pkille.ui.localnet import LocalNet
-from p2pkille.ui.session import TableSpec, local_table
+from p2pkille.ui.narration import Chronicle
+from p2pkille.ui.session import BOT_NAMES, TableSpec, local_table
+from p2pkille.ui.words import Cast
 
 DECISIONS = (Keep, Swap, AskRedeal, Sell, Vote, SaleAnswer, Cut, BuyIn, Decline)
 
@@ -174,7 +178,9 @@ def test_the_language_comes_from_the_locale() -> None:
     (["--ruleset", "poker"], "unknown ruleset 'poker'"),
     (["--chips", "1", "--stake", "2"], "--chips 1 must cover the stake 2"),
     (["--name", "Anna"], "not a bot's name"),
-    (["--bots", "1"], "2..12 bots"),
+    (["--bots", "1"], "2..14 bots"),
+    (["--bots", "15"], "2..14 bots"),
+    (["--bots", "20", "--ruleset", "enkortskille"], "1..19 bots"),
     (["--pace", "slow"], "--pace must be a number"),
     (["--pace", "-1"], "--pace must be 0..30"),
     (["--interface", "eth0"], "--interface 'eth0': give an IP address"),
@@ -196,7 +202,7 @@ def test_without_a_terminal_play_says_so(argv: list[str],
 
 
 @pytest.mark.parametrize("ruleset", sorted(PRESETS))
-def test_the_swedish_narration_tells_every_event_of_whole_games(ruleset: str) -> None:
+def test_the_narration_tells_every_event_of_whole_games_in_both_languages(ruleset: str) -> None:
     kinds: set[str] = set()
     for seed in range(12):
         rng = random.Random(seed)
@@ -204,17 +210,26 @@ def test_the_swedish_narration_tells_every_event_of_whole_games(ruleset: str) ->
         names = [f"S{i}" for i in range(max(options.min_players, 3 + seed % 3))]
         game = Game(options, names, stake=1, chips=3, dealer=0, record_events=True)
         referee = Referee(game, [RandomBot(rng) for _ in names], rng)
+        chronicle = Chronicle()
+        me = seed % len(names) if seed % 2 else None
         told = 0
         hands = 0
         while not game.over and hands < 60:
             referee.apply(referee.next_fact())
             hands += game.phase == Phase.DEAL
             assert game.events is not None
-            for event in game.events[told:]:
-                line = svenska.tell(event, game, names, {})
-                assert line != f"  {event.kind}", event  # every kind has its words
-                kinds.add(event.kind)
+            new = game.events[told:]
+            if new:
+                chronicle.events(new, game, hand=game.hand_no, known={}, me=me)
+                kinds.update(event.kind for event in new)
             told = len(game.events)
+        cast = Cast(names, me)
+        for line in chronicle.lines:
+            assert line.key != "cause_other", line  # every kind has its words
+            for lang in ("sv", "en"):
+                said = line.text(lang, cast)
+                assert said.strip(), line
+                assert not re.search(r"[{}]|\bNone\b", said), said
     assert {"deal", "keep", "offer", "showdown", "died"} <= kinds
 
 
@@ -276,3 +291,12 @@ def test_a_screen_node_that_starts_over_keeps_an_audit_of_every_counted_hand() -
     human._rebuild([])
     assert human.rebuilds == 1
     assert human.audits == live
+
+
+@pytest.mark.parametrize(("ruleset", "bots"), [("wikipedia", 14), ("enkortskille", 19),
+                                                ("bytes-kille", 37), ("bytes-kille", 1)])
+def test_play_takes_every_player_count_the_ruleset_allows(ruleset: str, bots: int) -> None:
+    args = build_parser().parse_args(["play", "--bots", str(bots), "--ruleset", ruleset])
+    spec, _lang = spec_from(args)
+    assert spec.bots == bots
+    assert len(set(BOT_NAMES[:bots])) == bots

@@ -1,10 +1,12 @@
-"""End to end: ``p2pkille play --bots 3`` in a real terminal (tmux), a whole game by keys.
+"""End to end: ``p2pkille play`` in a real terminal (tmux), driven by keys.
 
 The player swaps low cards, keeps high ones, never cuts and declines buy-backs, so
 the game ends within a few hands. Bots take 0.2 s a decision, so the turn marker
-is on each of them long enough to be captured. Each stage's screen is captured and checked. The
-seed fixes every key, secret and bot choice, so the game is the same on every run.
-Skipped without tmux, except under ``CI=true``, where it fails instead.
+is on each of them long enough to be captured. The seed fixes every key, secret and
+bot choice, so the game is the same on every run. Every wait is for a state of the
+screen; its time bound only ends a test that has failed (a stuck game), and is wide
+enough for a loaded machine. Game logs go to a temporary data directory. Skipped
+without tmux, except under ``CI=true``, where it fails instead.
 """
 
 from __future__ import annotations
@@ -17,13 +19,18 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cli.main import main
+
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 1
-TIMEOUT = 60.0
+#: Bounds a whole test that hangs; never a margin a passing test relies on.
+GAME_BOUND = 300.0
+WAIT_BOUND = 120.0
 
 
 def _tmux() -> str:
@@ -37,40 +44,55 @@ def _tmux() -> str:
 
 
 class Term:
-    def __init__(self, tmux: str, command: list[str]) -> None:
+    """A tmux session running ``command`` at ``width`` x ``height``; when the command
+    ends, the pane says whether the terminal's settings came back (``TTY-RESTORED``)
+    and the exit status (``EXITED n``)."""
+
+    def __init__(self, tmux: str, command: list[str], data: Path, *, width: int = 100,
+                 height: int = 40) -> None:
         self.tmux = tmux
         self.socket = f"p2pk-{uuid.uuid4().hex[:8]}"
-        env = "LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color"
-        self._run("new-session", "-d", "-s", "play", "-x", "100", "-y", "40",
-                  f"env {env} {shlex.join(command)}; echo EXITED $?; sleep 30")
+        env = (f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color "
+               f"XDG_DATA_HOME={shlex.quote(str(data))}")
+        script = (f"s=$(stty -g); env {env} {shlex.join(command)}; st=$?; "
+                  f'[ "$s" = "$(stty -g)" ] && echo TTY-RESTORED; echo EXITED $st; sleep 60')
+        self._run("new-session", "-d", "-s", "play", "-x", str(width), "-y", str(height),
+                  script)
 
     def _run(self, *args: str) -> str:
         done = subprocess.run([self.tmux, "-u", "-L", self.socket, *args], cwd=ROOT,
-                              capture_output=True, text=True, timeout=10, check=True)
+                              capture_output=True, text=True, timeout=60, check=True)
         return done.stdout
 
     def screen(self) -> str:
-        return self._run("capture-pane", "-p", "-t", "play")
+        return self._run("capture-pane", "-p", "-J", "-t", "play")
 
     def keys(self, keys: str) -> None:
         self._run("send-keys", "-t", "play", "-l", keys)
 
     def key(self, name: str) -> None:
-        """A named key (``Enter``, ``Escape``, ``Down``)."""
+        """A named key (``Enter``, ``Escape``, ``Down``, ``C-c``)."""
         self._run("send-keys", "-t", "play", name)
 
-    def wait(self, pattern: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
+    def wait(self, pattern: str, bound: float = WAIT_BOUND) -> str:
+        """The screen once ``pattern`` is on it (fails after ``bound`` seconds)."""
+        return self.until(lambda screen: re.search(pattern, screen) is not None, bound,
+                          pattern)
+
+    def until(self, done: Callable[[str], bool], bound: float = WAIT_BOUND,
+              what: str = "") -> str:
+        """The screen once ``done(screen)`` (fails after ``bound`` seconds)."""
+        end = time.monotonic() + bound
         screen = self.screen()
-        while re.search(pattern, screen) is None and time.monotonic() < end:
+        while not done(screen):
+            assert time.monotonic() < end, f"never came: {what}\n{screen}"
             time.sleep(0.05)
             screen = self.screen()
-        assert re.search(pattern, screen), screen
         return screen
 
     def close(self) -> None:
         subprocess.run([self.tmux, "-L", self.socket, "kill-server"], capture_output=True,
-                       timeout=10, check=False)
+                       timeout=30, check=False)
 
 
 def card(screen: str) -> str | None:
@@ -90,7 +112,15 @@ def hand(screen: str) -> str | None:
     return found.group(1) if found else None
 
 
+def question(screen: str) -> str | None:
+    """The moves on offer and the card: what a key answers."""
+    if "Your moves:" not in screen:
+        return None
+    return f"{hand(screen)}|{card(screen)}|{screen.split('Your moves:')[1][:200]}"
+
+
 RANK = re.compile(r"rank (\d+) of 21")
+OVER = re.compile(r"wins the game|You win the game|EXITED")
 
 
 def choose(screen: str) -> str | None:
@@ -104,93 +134,113 @@ def choose(screen: str) -> str | None:
     return "n"  # votes, sales, buy-backs
 
 
-def test_a_whole_game_in_a_terminal() -> None:
+def play_command(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "cli.main", "play", "--bots", "3", "--interface",
+            "127.0.0.1", "--seed", str(SEED), "--chips", "3", "--lang", "en", "--pace", "0.2",
+            *extra]
+
+
+def test_a_whole_game_in_a_terminal(tmp_path: Path) -> None:
     tmux = _tmux()
-    term = Term(tmux, [sys.executable, "-m", "cli.main", "play", "--bots", "3", "--interface",
-                       "127.0.0.1", "--seed", str(SEED), "--chips", "3", "--lang", "en",
-                       "--pace", "0.2"])
+    term = Term(tmux, play_command(), tmp_path, width=80, height=24)
     captures: list[str] = []
     swaps: list[tuple[str | None, str | None]] = []
     try:
-        deadline = time.monotonic() + TIMEOUT
-        last = ""
-        while time.monotonic() < deadline:
-            screen = term.screen()
-            if screen != last:
-                captures.append(screen)
-                last = screen
-            if "wins the game" in screen or "EXITED" in screen:
-                break
+        end = time.monotonic() + GAME_BOUND
+        screen = term.wait(r"Your moves:|wins the game")
+        while not OVER.search(screen):
+            assert time.monotonic() < end, screen
+            captures.append(screen)
             key = choose(screen)
             if key is None:
-                time.sleep(0.05)
+                screen = term.until(lambda s: choose(s) is not None or OVER.search(s)
+                                    is not None, what="a question or the end")
                 continue
             before = screen
             term.keys(key)
-            # Wait until the key took effect (the question changed or went away).
-            while time.monotonic() < deadline:
-                time.sleep(0.05)
-                screen = term.screen()
-                if "Your moves:" not in screen or screen.split("Your moves:")[1][:200] != (
-                        before.split("Your moves:")[1][:200]) or card(screen) != card(before):
-                    break
+
+            def answered(s: str, asked: str | None = question(before)) -> bool:
+                return question(s) != asked or OVER.search(s) is not None
+
+            def exchanged(s: str, b: str = before) -> bool:
+                return card(s) != card(b) or hand(s) != hand(b) or OVER.search(s) is not None
+
+            # The key took effect: another question, or none.
+            screen = term.until(answered, what="the key's effect")
             if key == "s" and "swap with the next player" in before:
-                # Let the exchange finish: the card changes or the hand ends.
-                end = time.monotonic() + 5
-                while time.monotonic() < end:
-                    screen = term.screen()
-                    if card(screen) != card(before) or hand(screen) != hand(before):
-                        break
-                    time.sleep(0.05)
+                # The exchange is done: the card changes, or the hand ends.
+                screen = term.until(exchanged, what="the exchange")
                 captures.append(screen)
                 if hand(screen) == hand(before):
                     swaps.append((card(before), card(screen)))
-        final = term.screen()
+        final = term.wait(r"wins the game|You win the game")
         captures.append(final)
-        assert "wins the game and takes the pot" in final, final
+        assert all(len(line) <= 79 for line in final.splitlines())
         term.keys("q")
-        end = time.monotonic() + 10
-        while "EXITED 0" not in term.screen() and time.monotonic() < end:
-            time.sleep(0.1)
-        assert "EXITED 0" in term.screen(), term.screen()
+        after = term.wait(r"EXITED \d+")
+        assert "EXITED 0" in after, after
+        assert "TTY-RESTORED" in after
+        logged = re.search(r"The game is logged in (\S+)\.$", after, re.MULTILINE)
+        assert logged, after
     finally:
         term.close()
     assert "Traceback" not in "\n".join(captures)
     first = next(c for c in captures if card(c) is not None)
     assert "Pot: 4" in first
-    assert card(first)
     markers = {marker(c) for c in captures} - {None}
     assert len(markers) >= 2, f"the turn marker never moved: {markers}"
     assert any(before != after and after is not None for before, after in swaps), swaps
-    assert any(re.search(r"Died in hand \d+: (Anna|Björn|Cecilia|You)", c) for c in captures)
+    assert any(re.search(r"Died in hand \d+: (Anna|Björn|Cecilia|you)", c) for c in captures)
     assert any("«På rygg!»" in c for c in captures)
-    winner = re.search(r"(\S+) wins the game", final)
+    winner = re.search(r"(\S+) wins? the game", final)
     assert winner
     assert winner.group(1) in ("Anna", "Björn", "Cecilia", "You")
+    path = Path(logged.group(1))
+    assert path.parent == tmp_path / "p2pkille" / "games"
+    assert main(["verify", str(path)]) == 0
 
 
-def test_the_lobby_creates_a_table_with_bots_over_the_mesh() -> None:
+def test_ctrl_c_asks_then_leaves_with_status_130_and_the_terminal_restored(
+        tmp_path: Path) -> None:
+    tmux = _tmux()
+    term = Term(tmux, play_command(), tmp_path, width=72, height=24)
+    try:
+        term.wait(r"Your moves:")
+        term.key("C-c")
+        asked = term.wait(r"Press q again to leave the table \(or Ctrl-C\)")
+        assert "EXITED" not in asked
+        term.key("C-c")
+        after = term.wait(r"EXITED \d+")
+        assert "EXITED 130" in after, after
+        assert "TTY-RESTORED" in after
+        assert "Traceback" not in after
+    finally:
+        term.close()
+
+
+def test_the_lobby_creates_a_table_with_bots_over_the_mesh(tmp_path: Path) -> None:
     """``p2pkille play`` without --bots opens the lobby on 127.0.0.1; the form creates a
     table whose three bots join over the mesh; the table screen opens; q q leaves."""
     tmux = _tmux()
     term = Term(tmux, [sys.executable, "-m", "cli.main", "play", "--interface", "127.0.0.1",
-                       "--lang", "en", "--pace", "0.2", "--name", "Tmux"])
+                       "--lang", "en", "--pace", "0.2", "--name", "Tmux"], tmp_path)
     try:
         term.wait(r"Tables on the LAN \(listening on 127\.0\.0\.1\)")
         term.keys("c")
         form = term.wait(r"Create a table")
         assert "Table name:      Tmux's table_" in form
         term.key("Enter")
-        table = term.wait(r"rank \d+ of 21", 30)
+        table = term.wait(r"rank \d+ of 21")
         assert "Pot: 4" in table
         assert "Tmux (you)" in table
         for bot in ("Anna", "Björn", "Cecilia"):
             assert bot in table
         assert re.search(r"\((\d+) s left\)", term.wait(r"\(\d+ s left\)")), table
         term.keys("q")
+        # The question stays until another key: a new turn does not take it away.
         term.wait(r"Press q again")
         term.keys("q")
-        term.wait(r"EXITED 0", 15)
+        term.wait(r"EXITED 0")
         assert "Traceback" not in term.screen()
     finally:
         term.close()
