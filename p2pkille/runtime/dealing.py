@@ -75,9 +75,9 @@ class Dealing:
         if view.game.over:
             table.move(Stage.DONE)
             return
-        snapshot = view.game.snapshot()
         if table.record_events and view.game.events is None:
-            view.game.events = []
+            view.game.events = []  # before the snapshot: a void keeps what it recorded
+        snapshot = view.game.snapshot()
         self.core.play.feed(Deal())
         holders = tuple(view.game.dealt)
         seat = table.my_seat
