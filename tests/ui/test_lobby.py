@@ -27,6 +27,7 @@ from p2pkille.ui.lan import LanLobby, NewTable
 from p2pkille.ui.lobby import LobbyScreen, View
 from p2pkille.ui.model import TableScreen
 from p2pkille.ui.session import TableSpec
+from protocol.identity import Identity
 from tests.net.processes import collect, start, stop
 from tests.ui.pilot import FakeClock, wait_for
 
@@ -91,14 +92,17 @@ def test_a_table_advertised_on_loopback_appears_in_the_list(inp: PipeInput) -> N
         assert "No tables heard yet" in screen.text()
         assert "Tables on the LAN (listening on 127.0.0.1)" in screen.text()
         zc = open_zeroconf(LOOPBACK)
-        advert = TableAdvert(uuid.uuid4().bytes, name, "bytes-kille", 2, 1, 4,
-                             "0123456789abcdef")
+        creator = Identity.from_seed(b"\x21" * 32)
+        fingerprint = creator.public.fingerprint
+        advert = TableAdvert(uuid.uuid4().bytes, name, "bytes-kille", 2, 1, 4, fingerprint)
         try:
-            async with Advertiser(zc, advert, 40404, LOOPBACK):
+            async with Advertiser(zc, advert, 40404, LOOPBACK, creator):
                 await wait_for(lambda: name in screen.text(), 20)
                 line = next(line for line in screen.text().splitlines() if name in line)
                 # Other tables on loopback (other tests') may be listed too.
-                assert re.search(rf"^[▶ ] {name}\s+bytes-kille\s+2\s+1/4\s+1 peer", line), line
+                assert re.search(
+                    rf"^[▶ ] {name}\s+bytes-kille\s+2\s+1/4\s+{fingerprint}\s+1 peer", line), \
+                    line
                 await select(screen, inp, name)
                 assert next(line for line in screen.text().splitlines()
                             if name in line).startswith("▶")
@@ -235,6 +239,13 @@ def test_a_peer_process_takes_the_open_seat_of_a_created_table(inp: PipeInput) -
                        or "2 of 3 seats taken" in screen.text(), 20)
         assert "Others can join: p2pkille play, or p2pkille peer --table" in screen.text()
         procs.extend(start([peer_command(name, 3, "--hands", "1")]))
+        # The player decides who sits: the stranger waits until it is let in.
+        await wait_for(lambda: "Wants a seat: " in screen.text(), 30)
+        session = lan.session
+        assert session is not None
+        assert session.lobby is not None
+        assert len(session.lobby.joined) < 3
+        inp.send_text("a")
         await wait_for(lambda: screen.view is View.TABLE, 40)
         await wait_for(lambda: re.search(r"rank \d+ of 21", screen.text()) is not None, 40)
         found = re.search(r"peer [0-9a-f]{6}", screen.text())
@@ -272,7 +283,7 @@ def test_joining_a_table_created_by_a_peer_process(inp: PipeInput) -> None:
     async def body(lan: LanLobby, screen: LobbyScreen) -> None:
         await wait_for(lambda: name in screen.text(), 30)
         line = next(line for line in screen.text().splitlines() if name in line)
-        assert re.search(r"1/2\s+1 peer", line), line
+        assert re.search(r"1/2\s+[0-9a-f]{16}\s+1 peer", line), line
         await select(screen, inp, name)
         inp.send_text("\r")
         await wait_for(lambda: screen.view is not View.LIST)
