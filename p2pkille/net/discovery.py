@@ -67,7 +67,7 @@ PURPOSE: Final = "table-advert"
 MAX_SIGHTINGS: Final = 256
 """Services a browser keeps; adverts beyond them are ignored (and counted)."""
 MAX_RESOLVING: Final = 64
-"""Services a browser looks up at once; a change heard beyond it waits for the next one."""
+"""Services a browser looks up at once; more wait their turn (as many as it keeps)."""
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _RULESET = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
@@ -377,6 +377,7 @@ class TableBrowser:
         self.max_sightings = max_sightings
         self._sightings: dict[str, Sighting] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._queued: dict[str, None] = {}  # names to look up once a look-up slot is free
         self._event = asyncio.Event()
         self._browser: AsyncServiceBrowser | None = None
         self.rejected: dict[str, str] = {}
@@ -430,6 +431,7 @@ class TableBrowser:
         if self._browser is not None:
             await self._browser.async_cancel()
             self._browser = None
+        self._queued.clear()
         for task in list(self._tasks.values()):
             task.cancel()
         for task in list(self._tasks.values()):
@@ -444,12 +446,27 @@ class TableBrowser:
             if self._sightings.pop(name, None) is not None:
                 self._notify()
             return
-        if name in self._tasks or len(self._tasks) >= MAX_RESOLVING or self._full(name):
+        if name in self._tasks or name in self._queued or self._full(name):
             return
+        if len(self._tasks) < MAX_RESOLVING:
+            self._start(name)
+        elif len(self._queued) < self.max_sightings:
+            self._queued[name] = None
+        else:
+            self.overflow += 1
+
+    def _start(self, name: str) -> None:
         task = asyncio.get_running_loop().create_task(self._resolve(name),
                                                       name=f"zeroconf:resolve {name}")
         self._tasks[name] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(name, None))
+        task.add_done_callback(lambda _t: self._resolved(name))
+
+    def _resolved(self, name: str) -> None:
+        self._tasks.pop(name, None)
+        while self._queued and len(self._tasks) < MAX_RESOLVING and self._browser is not None:
+            waiting = next(iter(self._queued))
+            del self._queued[waiting]
+            self._start(waiting)
 
     async def _resolve(self, name: str) -> None:
         info = AsyncServiceInfo(SERVICE_TYPE, name)
