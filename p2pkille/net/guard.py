@@ -203,12 +203,15 @@ class Guard:
         key = self.members.get(sender)
         if key is None:
             return None, "non-member"
+        if data.startswith(gapfill.PREFIX) and self.signed:
+            return None, "unsigned"
         if not self._syncs.take(sender, 1.0, self.clock()):
             # More syncs than any member sends (one a sync interval, and one back to each
-            # peer that is ahead): not even worth checking a signature.
+            # peer that is ahead): not even worth checking a signature. (Forged frames
+            # under a member's name can use up its rate: its gap fill waits meanwhile.)
             return None, "rate"
         if data.startswith(gapfill.PREFIX):
-            return (None, "unsigned") if self.signed else (data, "")
+            return data, ""
         try:
             stamp, sync = open_signed_sync(data, self.table, key)
         except RemoteProtocolError:

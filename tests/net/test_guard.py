@@ -119,6 +119,13 @@ def test_more_syncs_a_second_than_a_member_sends_are_not_even_checked() -> None:
     assert g.stats.refused == {"rate": 12}
     clock.now += 1.0
     assert g.take(NAMES[1], SYNC) == SYNC
+    # Unsigned syncs under a member's name (over MQTT) are refused before they count
+    # against its rate: the member's own signed syncs still get through.
+    signed = guard(signed=True, clock=clock, sync_rate=4.0)
+    for _ in range(100):
+        assert signed.take(NAMES[1], SYNC) is None
+    theirs = Guard(identity(1), TABLE, MEMBERS, signed=True)
+    assert signed.take(NAMES[1], theirs.wrap(SYNC)) == SYNC
 
 
 def test_repair_traffic_is_held_to_each_members_budget() -> None:
