@@ -287,11 +287,12 @@ class _Watch:
         return self.inner.start(now)
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
-        if data.startswith(gapfill.PREFIX) and sender in self.members:
-            # Only a hint of when we may leave: a forged one makes us leave early, and any
-            # member can fill the others' gaps.
-            with contextlib.suppress(RemoteProtocolError):
-                self.heads[sender] = gapfill.decode_sync(data, len(self.members)).heads
+        if data.startswith(gapfill.PREFIX):
+            if sender in self.members:
+                # Only a hint of when we may leave: a forged one makes us leave early, and
+                # any member can fill the others' gaps.
+                with contextlib.suppress(RemoteProtocolError):
+                    self.heads[sender] = gapfill.decode_sync(data, len(self.members)).heads
         elif self.held:
             return []
         return self.inner.receive(sender, data, now)
