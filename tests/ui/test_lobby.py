@@ -20,10 +20,12 @@ from prompt_toolkit.output import DummyOutput
 
 from cli.play import lobby_screen
 from p2pkille.net.discovery import Advertiser, TableAdvert, open_zeroconf
+from p2pkille.net.lobby import Lobby
+from p2pkille.net.peer import PeerSettings
 from p2pkille.runtime.node import Timing
 from p2pkille.ui.app import build_app, play_lan
 from p2pkille.ui.human import Ask
-from p2pkille.ui.lan import LanLobby, NewTable
+from p2pkille.ui.lan import LanLobby, LanSession, NewTable
 from p2pkille.ui.lobby import LobbyScreen, View
 from p2pkille.ui.model import TableScreen
 from p2pkille.ui.session import TableSpec
@@ -326,3 +328,53 @@ def test_a_table_that_fails_is_a_message_and_esc_goes_back(inp: PipeInput) -> No
             assert "Tables on the LAN" in screen.text()
 
         run_lobby(inp, body)
+
+
+def test_a_creating_player_sees_each_joiner_by_key_and_lets_it_in_or_refuses_it() -> None:
+    """The creator decides who sits: each stranger asking for a seat is shown by its key
+    fingerprint, oldest first; ``a`` lets it in, ``r`` turns it away. The player's bots sit
+    down without asking."""
+    from p2pkille.net.lobby import channel_id, encode_message
+    from p2pkille.net.mesh import peer_name
+    from protocol import canonical
+
+    async def main() -> None:
+        lan = LanLobby(LOOPBACK, "127.0.0.1", "Tester")
+        screen = LobbyScreen(lan, "en", lambda table: None)  # type: ignore[arg-type,return-value]
+        # The session as LanLobby.create makes it, its lobby driven by hand (not started).
+        session = LanSession(PeerSettings(offer=NewTable("keys", seats=4, bots=1).offer(),
+                                          create=True), "Tester", 1, 0.0, None)
+        lan.session = session
+        lobby = Lobby(session.identity, bytes([0x44]) * 32, session.settings.offer,
+                      table=b"K" * 16, ask=session.settings.ask,
+                      admit=session.settings.admit)
+        session.lobby = lobby
+        screen.view = View.WAIT
+        strangers = [Identity.from_seed(bytes([0x60 + i]) * 32) for i in range(3)]
+
+        def join(who: Identity) -> None:
+            lobby.receive(peer_name(who.public), encode_message(who, {
+                "address": "", "channel": canonical.b64encode(channel_id("keys")),
+                "creator": session.identity.public.fingerprint,
+                "delivery": canonical.b64encode(bytes([0x50]) * 32), "type": "join"}), 0.0)
+
+        bot = session.bot_identities[0]
+        join(bot)
+        assert [s.identity for s in lobby.joined] == [session.identity.public, bot.public]
+        for who in strangers:
+            join(who)
+        text = screen.text()
+        assert f"Wants a seat: {strangers[0].public.fingerprint}  (a: let in, r: refuse)" \
+            in text
+        assert "... and 2 more waiting." in text
+        screen.press("r")
+        assert f"Wants a seat: {strangers[1].public.fingerprint}" in screen.text()
+        screen.press("a")
+        assert lobby.joined[-1].identity == strangers[1].public
+        screen.press("a")  # the last seat: the roster is made
+        assert lobby.roster is not None
+        assert {s.identity for s in lobby.roster.members} == {
+            session.identity.public, bot.public, strangers[1].public, strangers[2].public}
+        assert "Wants a seat" not in screen.text()
+
+    asyncio.run(main())
