@@ -417,13 +417,16 @@ def test_node_input_waits_for_the_node_within_a_bound_and_lobby_input_goes_to_th
     board.on_lobby = lambda _s, d: lobby_got.append(d)
     board.deliver("a", PREFIX + b"{}")
     board.deliver("a", b"{envelope 1}")
-    board.deliver("b", b"x" * (peer.MAX_BUFFERED - 20))
-    board.deliver("b", b"y" * 100)  # over the bound: dropped
+    board.deliver("b", b"x" * (peer.MAX_BUFFERED_PER_SENDER - 20))
+    board.deliver("b", b"y" * 100)  # over b's own bound: dropped
+    board.deliver("c", b"{envelope 3}")  # another sender still gets in
+    for n in range(20):  # many senders together stop at the bound in all
+        board.deliver(f"s{n}", b"z" * (peer.MAX_BUFFERED_PER_SENDER - 20))
     assert lobby_got == [PREFIX + b"{}"]
-    assert board.dropped == 1
+    assert board.dropped == 1 + 20 - (peer.MAX_BUFFERED // peer.MAX_BUFFERED_PER_SENDER - 1)
     node_got: list[tuple[str, bytes]] = []
     board.attach(lambda s, d: node_got.append((s, d)))
-    assert [s for s, _ in node_got] == ["a", "b"]
+    assert [s for s, _ in node_got][:3] == ["a", "b", "c"]
     board.deliver("c", b"{envelope 2}")
     assert node_got[-1] == ("c", b"{envelope 2}")
 
