@@ -345,7 +345,7 @@ def test_two_creators_of_one_name_make_a_joiner_ask_and_creator_picks_one(
     undecided = peer_command(1, table, 2, "--no-discovery", *both)
     pinned = peer_command(1, table, 2, "--no-discovery", "--creator", real.upper(), *both,
                           "--hands", "1")
-    procs = start([creator("other.key", other_port, "--timeout", "20"),
+    procs = start([creator("other.key", other_port, "--timeout", "15"),
                    creator("real.key", real_port), undecided])
     try:
         out, err = procs[2].communicate(timeout=40)
