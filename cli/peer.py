@@ -13,9 +13,14 @@ FILE`` the node logs every envelope it accepts; started again with a log that ex
 peer resumes that game (its keys and table come from the log) and catches up from the
 others. Back after ``--limit`` (the table voted its time out and eliminated it), it follows
 the rest of the game holding no key: ``spectated_from`` is the first hand it only watched.
-``--creator FINGERPRINT`` pins a joiner to one creator's key. Exit status 0
-once played, 1 when no table formed or the game did not finish within ``--timeout``,
-2 for bad arguments.
+A joiner takes a seat only from the creator it chose: ``--creator FINGERPRINT`` (as
+``p2pkille tables`` shows it), or the only creator offering the table's name; when two or
+more offer it, the joiner lists them and exits with status 2 for the user to pick one. A
+creator seats anybody, first come, or with ``--admit FINGERPRINT`` (repeatable) only those
+keys. At the end a ``traffic:`` line on stderr says what the peer refused and dropped
+(syncs from non-members or unsigned, gap fill over a member's budget, full queues).
+Exit status 0 once played, 1 when no table formed or the game did not finish within
+``--timeout``, 2 for bad arguments or a table name that several creators offer.
 """
 
 from __future__ import annotations
@@ -35,7 +40,14 @@ from p2pkille.engine.options import PRESETS
 from p2pkille.net.lobby import Offer
 from p2pkille.net.mesh import PeerAddress
 from p2pkille.net.mqtt import BrokerUrl
-from p2pkille.net.peer import KeyFileError, PeerError, PeerSettings, load_key, run_peer
+from p2pkille.net.peer import (
+    AmbiguousTable,
+    KeyFileError,
+    PeerError,
+    PeerSettings,
+    load_key,
+    run_peer,
+)
 from p2pkille.runtime.config import MODES
 from p2pkille.runtime.node import Timing
 
@@ -96,7 +108,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                              f"{Timing().decide_limit:g})")
     parser.add_argument("--creator", default=None, metavar="FINGERPRINT",
                         help="a joiner takes a roster only from the creator with this key "
-                             "fingerprint (16 hex digits, as `p2pkille tables` shows it)")
+                             "fingerprint (16 hex digits, as `p2pkille tables` shows it); "
+                             "without it, from the only creator offering --table")
+    parser.add_argument("--admit", action="append", default=None, metavar="FINGERPRINT",
+                        help="a creator seats only joiners with this key fingerprint "
+                             "(repeatable; default: anybody, first come)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--verbose", action="store_true", help="log the transport on stderr")
     parser.set_defaults(func=run)
@@ -173,12 +189,16 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
     decide_limit = _seconds("--decide-limit", args.decide_limit, Timing().decide_limit)
     creator = None
     if args.creator is not None:
-        creator = str(args.creator).strip().lower()
         if args.create:
             raise _BadArgs("--creator is for a joiner: a creator is its own creator")
-        if len(creator) != 16 or any(c not in "0123456789abcdef" for c in creator):
-            raise _BadArgs(f"--creator {args.creator!r}: give the creator's key fingerprint "
-                           "(16 hex digits)")
+        creator = _fingerprint("--creator", str(args.creator), "the creator's")
+    admit = None
+    if args.admit is not None:
+        if not args.create:
+            raise _BadArgs("--admit is for a creator: a joiner sits where it is seated")
+        admit = frozenset(_fingerprint("--admit", str(a), "a joiner's") for a in args.admit)
+        if len(admit) > seats - 1:
+            raise _BadArgs(f"--admit names {len(admit)} keys for {seats - 1} open seats")
     log = Path(args.log) if args.log is not None else None
     if log is not None and not log.exists() and not log.parent.is_dir():
         raise _BadArgs(f"--log {str(log)!r}: no such directory")
@@ -193,7 +213,14 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
         discover=not args.no_discovery, bot=str(args.bot),
         hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity,
-        limit=limit, decide_limit=decide_limit, creator=creator)
+        limit=limit, decide_limit=decide_limit, creator=creator, admit=admit)
+
+
+def _fingerprint(option: str, text: str, whose: str) -> str:
+    value = text.strip().lower()
+    if len(value) != 16 or any(c not in "0123456789abcdef" for c in value):
+        raise _BadArgs(f"{option} {text!r}: give {whose} key fingerprint (16 hex digits)")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -210,6 +237,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = asyncio.run(run_peer(settings, progress))
+    except AmbiguousTable as exc:
+        print(f"p2pkille peer: {len(exc.offers)} creators offer a table called "
+              f"{exc.name!r}; choose one with --creator FINGERPRINT:", file=sys.stderr)
+        for terms in exc.offers:
+            print(f"  --creator {terms}", file=sys.stderr)
+        return BAD_ARGS
     except PeerError as exc:
         print(f"p2pkille peer: {exc}", file=sys.stderr)
         return FAILED

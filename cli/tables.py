@@ -1,11 +1,15 @@
 """``p2pkille tables``: the tables heard through zeroconf on an interface.
 
-Every peer of a table advertises itself, so a table is listed while any of its peers is
-there. What the adverts say is only a hint (a peer proves its key when one connects).
-``--json`` prints ``{"tables": [{"table", "name", "ruleset", "stake", "taken", "wanted",
-"transports", "peers": [{"fingerprint", "addresses"}]}]}``; ``--watch`` prints the list
-again (with ``--json``, one document a line) each time it changes, until interrupted or
-``--seconds`` have passed.
+One row per table name and creator: two creators offering one name are two rows, each
+with its creator's key fingerprint (what ``p2pkille peer --creator`` takes) and the terms
+that creator's own signed advert states (``creator heard``); a copy of the name by anybody
+else cannot change them. Every peer of a table advertises itself, so a table is listed while
+any of its peers is there (once the creator has left, the terms are a member's:
+``creator gone``). Where a peer listens is only a hint (a peer proves its key when one
+connects). ``--json`` prints ``{"tables": [{"name", "creator", "creator_heard", "table",
+"ruleset", "stake", "taken", "wanted", "transports", "peers": [{"fingerprint",
+"addresses"}]}]}``; ``--watch`` prints the list again (with ``--json``, one document a line)
+each time it changes, until interrupted or ``--seconds`` have passed.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 import sys
 from typing import Final
 
-from p2pkille.net.discovery import Sighting, TableBrowser, open_zeroconf
+from p2pkille.net.discovery import Listing, TableBrowser, open_zeroconf
 from protocol import canonical
 
 BAD_ARGS: Final = 2
@@ -25,7 +29,8 @@ BAD_ARGS: Final = 2
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "tables", help="list the tables heard on the network (zeroconf)",
-        description="Lists the tables advertised through zeroconf, grouped by table id.")
+        description="Lists the tables advertised through zeroconf: one row per table name "
+                    "and creator, with the creator's key fingerprint.")
     parser.add_argument("--interface", action="append", default=None, metavar="ADDRESS",
                         help="listen on this address (repeatable; default 127.0.0.1)")
     parser.add_argument("--watch", action="store_true", help="keep listing as tables change")
@@ -35,21 +40,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def listing(groups: dict[bytes, list[Sighting]]) -> list[dict[str, object]]:
-    """The JSON list of tables, from :meth:`TableBrowser.tables`."""
+def listing(rows: list[Listing]) -> list[dict[str, object]]:
+    """The JSON list of tables, from :meth:`TableBrowser.listings`."""
     out: list[dict[str, object]] = []
-    for table, sightings in sorted(groups.items(), key=lambda kv: (kv[1][0].advert.name,
-                                                                   kv[0])):
-        first = sightings[0].advert
+    for row in rows:
+        terms = row.advert
         out.append({
-            "name": first.name, "peers": [{"addresses": [str(p) for p in s.peers],
-                                           "fingerprint": s.advert.fingerprint}
-                                          for s in sightings],
-            "ruleset": first.ruleset, "stake": first.stake,
-            "table": canonical.b64encode(table),
-            "taken": max(s.advert.seats_taken for s in sightings),
-            "transports": sorted({t for s in sightings for t in s.advert.transports}),
-            "wanted": first.seats_wanted,
+            "creator": row.creator, "creator_heard": row.by_creator,
+            "name": row.name, "peers": [{"addresses": [str(p) for p in s.peers],
+                                         "fingerprint": s.advert.fingerprint}
+                                        for s in row.sightings],
+            "ruleset": terms.ruleset, "stake": terms.stake,
+            "table": canonical.b64encode(row.table),
+            "taken": row.taken,
+            "transports": sorted({t for s in row.sightings for t in s.advert.transports}),
+            "wanted": terms.seats_wanted,
         })
     return out
 
@@ -62,9 +67,11 @@ def _text(tables: list[dict[str, object]]) -> str:
         peers, transports = t["peers"], t["transports"]
         assert isinstance(peers, list)
         assert isinstance(transports, list)
+        heard = "creator" if t["creator_heard"] else "creator gone,"
         lines.append(f"{t['name']}  {t['ruleset']}  stake {t['stake']}  seats "
-                     f"{t['taken']}/{t['wanted']}  {len(peers)} peer(s)  "
-                     f"{','.join(map(str, transports))}  [{t['table']}]")
+                     f"{t['taken']}/{t['wanted']}  {heard} {t['creator']}  "
+                     f"{len(peers)} peer(s)  {','.join(map(str, transports))}  "
+                     f"[{t['table']}]")
     return "\n".join(lines)
 
 
@@ -78,7 +85,7 @@ async def _listen(interfaces: list[str], seconds: float | None, watch: bool,
             last: list[dict[str, object]] | None = None
             while True:
                 changed = browser.changed()
-                current = listing(browser.tables())
+                current = listing(browser.listings())
                 if watch and current != last:
                     last = current
                     print(json.dumps({"tables": current}, sort_keys=True) if as_json
@@ -92,7 +99,7 @@ async def _listen(interfaces: list[str], seconds: float | None, watch: bool,
                 except TimeoutError:
                     pass
             if not watch:
-                current = listing(browser.tables())
+                current = listing(browser.listings())
                 print(json.dumps({"tables": current}, sort_keys=True) if as_json
                       else _text(current), flush=True)
     finally:

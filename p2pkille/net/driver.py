@@ -12,6 +12,13 @@ calls the node's ``start``, ``receive`` and ``wake`` one at a time from a single
 
 The node is started once the transport is ready. An exception from the node is a bug in this
 process and ends :meth:`Driver.run` (peer input is the node's to judge and must not raise).
+
+With a :class:`~p2pkille.net.guard.Guard` (a peer at a real table), input passes the guard
+before it waits for the node: a sync not proven to come from a member is refused there,
+and what the node answers to a sync is repair traffic, charged to that member's budget and
+sent through the transport's repair lane (``send_repair``, behind game traffic) where the
+transport has one. Input waits in an :class:`~p2pkille.net.guard.Inbox`, bounded per
+sender.
 """
 
 from __future__ import annotations
@@ -21,11 +28,13 @@ import heapq
 import logging
 import math
 from collections.abc import Callable, Sequence
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
+from p2pkille.net.guard import Guard, Inbox
+from p2pkille.runtime import gapfill
 from p2pkille.runtime.io import Node, Send, WakeAt
 
-__all__ = ["Driver", "DriverError", "Transport"]
+__all__ = ["Driver", "DriverError", "RepairLane", "Transport"]
 
 log = logging.getLogger(__name__)
 
@@ -43,31 +52,41 @@ class Transport(Protocol):
     async def wait_ready(self) -> None: ...
 
 
+@runtime_checkable
+class RepairLane(Protocol):
+    """A transport that sends repair traffic (answers to gap-fill syncs) only after every
+    game message queued before or after it (``Mesh``, ``MqttTransport``)."""
+
+    def send_repair(self, to: str | None, data: bytes) -> int: ...
+
+
 class DriverError(Exception):
     """The driver was misused, or the node returned an output it cannot carry out."""
 
 
-class _Wake:
-    """The queue item that tells the node task a deadline may be due."""
-
-
-_WAKE: Final = _Wake()
+_YIELD_EVERY: Final = 64
+"""Inputs the node takes in a row before the loop lets the transports run."""
 
 
 class Driver:
     """Drives ``node`` over ``transport`` until :meth:`stop`; ``node.name`` must be the
     transport's name for us (on real transports, the text of our public key)."""
 
-    def __init__(self, node: Node, transport: Transport) -> None:
+    def __init__(self, node: Node, transport: Transport, *, guard: Guard | None = None,
+                 inbox: Inbox | None = None) -> None:
         if node.name != transport.name:
             raise DriverError(f"node {node.name!r} on a transport that calls us "
                               f"{transport.name!r}: the names must be equal")
         self.node = node
         self.transport = transport
+        self.guard = guard
+        self.inbox = inbox if inbox is not None else Inbox()
         self.name = node.name
         self.received = 0
         self.sent = 0
-        self._queue: asyncio.Queue[tuple[str, bytes] | _Wake] = asyncio.Queue()
+        self._lane = transport if isinstance(transport, RepairLane) else None
+        self._signal = asyncio.Event()
+        self._wake_due = False
         self._deadlines: list[float] = []
         self._deadline_set: set[float] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -100,6 +119,13 @@ class Driver:
             raise
         self._apply(outputs, "poke")
 
+    def send(self, to: str | None, data: bytes) -> int:
+        """Send ``data`` for the node outside its own outputs (e.g. a sync once more as the
+        peer leaves), as the node's outputs go: through the guard."""
+        if self.guard is not None:
+            data = self.guard.wrap(data)
+        return self.transport.send(to, data)
+
     async def run(self) -> None:
         """Run the transport and the node in a task group until :meth:`stop` is called."""
         self._loop = asyncio.get_running_loop()
@@ -119,7 +145,23 @@ class Driver:
                 self._timer = None
 
     def _on_frame(self, sender: str, data: bytes) -> None:
-        self._queue.put_nowait((sender, data))
+        if self.guard is not None:
+            taken = self.guard.take(sender, data)
+            if taken is None:
+                return
+            data = taken
+        if self.inbox.put(sender, data):
+            self._signal.set()
+        elif self.guard is not None:
+            self.guard.stats.inbox_dropped += 1
+
+    def _loop_back(self, data: bytes) -> None:
+        self.inbox.put(self.name, data, force=True)
+        self._signal.set()
+
+    def _on_deadline(self) -> None:
+        self._wake_due = True
+        self._signal.set()
 
     async def _node_loop(self) -> None:
         node = self.node
@@ -131,22 +173,30 @@ class Driver:
             raise
         self._started = True
         self._apply(outputs, "start")
-        queue = self._queue
+        inbox = self.inbox
         while True:
-            item = await queue.get()
-            if isinstance(item, _Wake):
-                self._on_timer()
-                continue
-            sender, data = item
-            self.received += 1
-            now = self.now()
-            try:
-                outputs = node.receive(sender, data, now)
-            except Exception as exc:
-                exc.add_note(f"raised by node {self.name!r} receiving from {sender!r} "
-                             f"at t={now!r}")
-                raise
-            self._apply(outputs, "receive")
+            await self._signal.wait()
+            self._signal.clear()
+            taken = 0
+            while inbox or self._wake_due:
+                if self._wake_due:
+                    self._wake_due = False
+                    self._on_timer()
+                    continue
+                sender, data = inbox.pop()
+                self.received += 1
+                now = self.now()
+                try:
+                    outputs = node.receive(sender, data, now)
+                except Exception as exc:
+                    exc.add_note(f"raised by node {self.name!r} receiving from {sender!r} "
+                                 f"at t={now!r}")
+                    raise
+                # What a node answers to a sync is gap fill: repair traffic.
+                self._apply(outputs, "receive", repair=data.startswith(gapfill.PREFIX))
+                taken += 1
+                if taken % _YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
 
     def _on_timer(self) -> None:
         self._timer, self._timer_at = None, math.inf
@@ -173,10 +223,10 @@ class Driver:
             if self._timer is not None:
                 self._timer.cancel()
             assert self._loop is not None
-            self._timer = self._loop.call_at(first, self._queue.put_nowait, _WAKE)
+            self._timer = self._loop.call_at(first, self._on_deadline)
             self._timer_at = first
 
-    def _apply(self, outputs: object, call: str) -> None:
+    def _apply(self, outputs: object, call: str, *, repair: bool = False) -> None:
         if not isinstance(outputs, Sequence) or isinstance(outputs, str | bytes):
             raise DriverError(f"node {self.name!r} returned {outputs!r} from {call}; "
                               "expected a sequence")
@@ -187,9 +237,17 @@ class Driver:
                                       f"{type(output.data).__name__}, not bytes")
                 self.sent += 1
                 if output.to == self.name:
-                    self._queue.put_nowait((self.name, output.data))
-                else:
-                    self.transport.send(output.to, output.data)
+                    self._loop_back(output.data)
+                    continue
+                data = output.data if self.guard is None else self.guard.wrap(output.data)
+                if not repair:
+                    self.transport.send(output.to, data)
+                elif self.guard is None or output.to is None \
+                        or self.guard.charge(output.to, len(data)):
+                    if self._lane is not None:
+                        self._lane.send_repair(output.to, data)
+                    else:
+                        self.transport.send(output.to, data)
             elif isinstance(output, WakeAt):
                 at: object = output.at
                 if isinstance(at, bool) or not isinstance(at, int | float) \

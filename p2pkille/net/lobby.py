@@ -11,15 +11,27 @@ Lobby messages travel on the same transport as the node's envelopes, marked by
 or ``need`` must come from its signer (the transport's sender name), while rosters and
 acceptances may be relayed by anybody. Bodies (``type``):
 
-- ``join`` {channel, delivery, address}: a joiner offers its identity (the signer), its
-  delivery key and a hint of where its mesh listens. Sent to everybody until a roster
-  arrives; only a creator acts on it: the first ``seats - 1`` distinct joiners get seats.
+- ``offer`` {channel, name, ruleset, stake, chips, seats, taken[, mode]}: a creator says,
+  every ``resend`` seconds until its table is formed, that it seats players at this name
+  (the signer is the creator).
+- ``join`` {channel, creator, delivery, address}: a joiner offers its identity (the
+  signer), its delivery key and a hint of where its mesh listens to the creator whose key
+  fingerprint is ``creator``. Sent to everybody until a roster arrives; only that creator
+  acts on it, and it decides who sits: anybody, first come (``admit=None``), only the keys
+  it names (``admit``), or each one as its player accepts it (``ask``).
 - ``roster`` {channel, table, name, ruleset, stake, chips, seats, members}: the creator's
   signed list of members (identity, delivery, address), once every seat is taken.
 - ``accept`` {channel, table, roster}: a member checked that the roster holds its own keys
   and what it asked for, and signs the roster's digest.
 - ``need`` {channel, table}: a member that holds the roster but not every acceptance asks
   for what the others know.
+
+A joiner is bound to one creator and takes a roster signed by that creator only. It names
+the creator (``--creator``, or the row it picked in a listing), or it listens to the offers
+for the name for ``choose`` seconds after the first one: with one creator it binds to it;
+with more it binds to none and lists them (:attr:`Lobby.ambiguous`), for its user to pick.
+A stranger that answers every join with a roster of its own making therefore seats nobody
+who did not pick it.
 
 A peer that holds the roster answers a member's ``join`` or ``need`` with the roster and
 every acceptance it holds (all signed, so anybody may relay them), at most once per
@@ -36,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -58,6 +70,7 @@ __all__ = [
     "Offer",
     "Roster",
     "Seat",
+    "Terms",
     "channel_id",
     "decode_message",
     "encode_message",
@@ -73,8 +86,15 @@ MAX_MESSAGE: Final = 32 * 1024
 MAX_SEATS: Final = 32
 MAX_ADDRESS: Final = 80
 TABLE_ID_SIZE: Final = 16
+MAX_REFUSED: Final = 256
+MAX_OFFERS: Final = 16
+"""Creators a joiner remembers for one name (the first ones heard)."""
+MAX_PENDING: Final = 64
+"""Joiners waiting for a creator's decision; beyond it the oldest request is forgotten (it
+comes again while its joiner waits)."""
 _KINDS: Final = {
-    "join": ("address", "channel", "delivery", "type"),
+    "offer": ("channel", "chips", "name", "ruleset", "seats", "stake", "taken", "type"),
+    "join": ("address", "channel", "creator", "delivery", "type"),
     "roster": ("channel", "chips", "members", "name", "ruleset", "seats", "stake", "table",
                "type"),
     "accept": ("channel", "roster", "table", "type"),
@@ -130,8 +150,9 @@ def decode_message(data: bytes) -> LobbyMessage:
     kind = body.get("type")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise LobbyError(f"lobby message of type {kind!r:.40}", evidence=data)
-    # A strict table's roster also names its mode (absent: an audit table).
-    keys = (*_KINDS[kind], "mode") if kind == "roster" and "mode" in body else _KINDS[kind]
+    # A strict table's roster and offer also name its mode (absent: an audit table).
+    keys = (*_KINDS[kind], "mode") if kind in ("roster", "offer") and "mode" in body \
+        else _KINDS[kind]
     canonical.require_keys(body, keys, what=f"lobby {kind}", evidence=data)
     key.verify(PURPOSE, canonical.encode(body),
                canonical.get_bytes(outer, "sig", what="lobby", size=64, evidence=data),
@@ -181,6 +202,57 @@ class Offer:
                                 ("stake", self.stake, roster.stake),
                                 ("chips", self.chips, roster.chips),
                                 ("mode", self.mode, roster.mode)):
+            if want is not None and want != got:
+                return f"{what} {got!r} where we asked for {want!r}"
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """A creator's ``offer`` as a joiner heard it: who, and what it seats players at."""
+
+    creator: PublicKey
+    name: str
+    ruleset: str
+    stake: int
+    chips: int
+    seats: int
+    taken: int
+    mode: str = "audit"
+
+    @property
+    def fingerprint(self) -> str:
+        return self.creator.fingerprint
+
+    def __str__(self) -> str:
+        return (f"{self.fingerprint} ({self.ruleset}, stake {self.stake}, chips {self.chips}, "
+                f"{self.taken}/{self.seats} seats" + (", strict" if self.mode == "strict"
+                                                       else "") + ")")
+
+    @classmethod
+    def from_message(cls, message: LobbyMessage) -> Terms:
+        body, wire, what = message.body, message.wire, "lobby offer"
+        seats = canonical.get_int(body, "seats", lo=2, hi=MAX_SEATS, what=what, evidence=wire)
+        return cls(
+            creator=message.key,
+            name=canonical.get_str(body, "name", what=what, pattern=_NAME, evidence=wire),
+            ruleset=canonical.get_str(body, "ruleset", what=what, pattern=_RULESET,
+                                      evidence=wire),
+            stake=canonical.get_int(body, "stake", lo=1, hi=10**12, what=what, evidence=wire),
+            chips=canonical.get_int(body, "chips", lo=1, hi=10**12, what=what, evidence=wire),
+            seats=seats,
+            taken=canonical.get_int(body, "taken", lo=1, hi=seats, what=what, evidence=wire),
+            mode=canonical.get_str(body, "mode", what=what, pattern=_MODE, evidence=wire)
+            if "mode" in body else "audit")
+
+    def problem(self, offer: Offer) -> str:
+        """Why these terms are not what ``offer`` (a joiner's) asks for, or ``""``."""
+        for what, want, got in (("name", offer.name, self.name),
+                                ("seats", offer.seats, self.seats),
+                                ("ruleset", offer.ruleset, self.ruleset),
+                                ("stake", offer.stake, self.stake),
+                                ("chips", offer.chips, self.chips),
+                                ("mode", offer.mode, self.mode)):
             if want is not None and want != got:
                 return f"{what} {got!r} where we asked for {want!r}"
         return ""
@@ -309,14 +381,19 @@ class Lobby:
 
     ``creator`` (a joiner's: the key, or its fingerprint as a discovery advert shows it) is
     the creator the joiner chose; only a roster it signed is taken. A joiner that does not
-    know it takes only a roster that offers what it asked for, and its signer (the roster's
-    creator) becomes :attr:`creator`: any member can sign a roster, so a stranger must not
-    seat us at a table of its own making.
+    know it binds to the only creator whose offer fits what it asked for, ``choose``
+    seconds after the first offer; with several it binds to none and lists them in
+    :attr:`ambiguous` (a stranger must not seat us at a table of its own making).
+
+    A creator's ``admit`` (fingerprints) are seated as they join; with ``admit=None`` and
+    ``ask=False`` anybody is, first come. With ``ask=True`` any other joiner waits in
+    :attr:`pending` until :meth:`accept` or :meth:`refuse` decides (a player at a screen).
     """
 
     def __init__(self, identity: Identity, delivery: bytes, offer: Offer, *,
                  table: bytes | None = None, address: str = "", resend: float = 0.5,
-                 creator: PublicKey | str | None = None) -> None:
+                 creator: PublicKey | str | None = None, choose: float = 1.5,
+                 admit: Iterable[str] | None = None, ask: bool = False) -> None:
         if table is not None and (len(table) != TABLE_ID_SIZE or None in (
                 offer.ruleset, offer.stake, offer.chips)):
             raise ValueError("a creator needs a 16-byte table id and a complete offer")
@@ -338,9 +415,23 @@ class Lobby:
         self.creating = table is not None
         self.joined: list[Seat] = [Seat(identity.public, self.delivery, address)] \
             if self.creating else []
+        self.choose = choose
+        self.admit = None if admit is None else frozenset(admit)
+        self.ask = ask
+        self.pending: dict[bytes, Seat] = {}
+        """Joiners waiting for the creator's decision (``ask``), oldest first."""
+        self._turned_away: dict[bytes, None] = {}  # keys refused by the creator, bounded
+        self.offers: dict[str, Terms] = {}
+        """The creators heard offering this name (a joiner's), by fingerprint."""
+        self._first_offer: float | None = None
+        self.ambiguous: tuple[Terms, ...] = ()
+        """The creators a joiner that named none could not choose between."""
         self.roster: Roster | None = None
         self.accepts: dict[bytes, bytes] = {}  # member key -> its accept message
         self.refused: list[str] = []
+        """Why messages were refused: the latest :data:`MAX_REFUSED` reasons."""
+        self.refusals = 0
+        """Messages refused in all."""
         self._answered: dict[str, float] = {}
         self._last_tick = -1e18
 
@@ -377,13 +468,31 @@ class Lobby:
             if canonical.get_bytes(message.body, "channel", what="lobby", size=TABLE_ID_SIZE,
                                    evidence=data) != self.channel:
                 raise LobbyError("for another table name", evidence=data[:64])
-            handler = {"join": self._on_join, "roster": self._on_roster,
-                       "accept": self._on_accept, "need": self._on_need}[message.kind]
+            handler = {"offer": self._on_offer, "join": self._on_join,
+                       "roster": self._on_roster, "accept": self._on_accept,
+                       "need": self._on_need}[message.kind]
             return handler(message, now)
         except RemoteProtocolError as exc:
+            self.refusals += 1
             self.refused.append(exc.reason)
+            if len(self.refused) > 2 * MAX_REFUSED:
+                del self.refused[:MAX_REFUSED]
             log.warning("lobby: refused a message from %.16s: %s", sender, exc.reason)
             return []
+
+    def _on_offer(self, message: LobbyMessage, now: float) -> list[Send]:
+        terms = Terms.from_message(message)
+        if self.creating or self.roster is not None or terms.fingerprint in self.offers:
+            if terms.fingerprint in self.offers:
+                self.offers[terms.fingerprint] = terms  # seats taken may have changed
+            return []
+        if len(self.offers) >= MAX_OFFERS:
+            return []
+        self.offers[terms.fingerprint] = terms
+        if self._first_offer is None:
+            self._first_offer = now
+        log.info("lobby: %s offers %s", terms.fingerprint, terms)
+        return []
 
     def _on_join(self, message: LobbyMessage, now: float) -> list[Send]:
         body, wire = message.body, message.wire
@@ -391,22 +500,71 @@ class Lobby:
             body, "delivery", what="lobby join", size=32, evidence=wire))
         address = canonical.get_str(body, "address", what="lobby join", pattern=_ADDRESS,
                                     evidence=wire)
+        creator = canonical.get_str(body, "creator", what="lobby join", pattern=_FINGERPRINT,
+                                    evidence=wire)
         if self.roster is not None:
             if self.roster.seat_of(message.key) is None:
+                if not self.creating or creator != self.creator:
+                    return []  # another table's joiner, or one we did not seat
                 raise LobbyError("a join after the table was filled", evidence=wire[:64])
             return self._answer(message.signer, now)
-        if not self.creating:
-            return []  # joins are the creator's business
+        if not self.creating or creator != self.creator:
+            return []  # joins are their creator's business
         known = next((s for s in self.joined if s.identity == message.key), None)
         if known is not None:
             if known.delivery != delivery:
                 raise LobbyError("a second join with another delivery key", evidence=wire[:64])
             return []
-        self.joined.append(Seat(message.key, delivery, address))
-        log.info("lobby: %s joined (%d of %d seats)", message.key.fingerprint,
+        if message.key.raw in self._turned_away:
+            return []
+        seat = Seat(message.key, delivery, address)
+        fingerprint = message.key.fingerprint
+        if self.admit is not None and fingerprint in self.admit:
+            return self._seat(seat, now)
+        if not self.ask:
+            if self.admit is not None:
+                self._turn_away(message.key)
+                raise LobbyError(f"a join by {fingerprint}, not one of the keys we admit",
+                                 evidence=wire[:64])
+            return self._seat(seat, now)
+        if message.key.raw not in self.pending:
+            if len(self.pending) >= MAX_PENDING:
+                del self.pending[next(iter(self.pending))]
+            log.info("lobby: %s asks for a seat", fingerprint)
+        self.pending[message.key.raw] = seat
+        return []
+
+    def accept(self, fingerprint: str, now: float) -> list[Send]:
+        """Seat the pending joiner with this key fingerprint (a creator's, with ``ask``)."""
+        seat = next((s for s in self.pending.values() if s.identity.fingerprint == fingerprint),
+                    None)
+        if seat is None or self.roster is not None:
+            return []
+        del self.pending[seat.identity.raw]
+        return self._seat(seat, now)
+
+    def refuse(self, fingerprint: str) -> None:
+        """Turn the pending joiner with this fingerprint away; its joins are ignored."""
+        seat = next((s for s in self.pending.values() if s.identity.fingerprint == fingerprint),
+                    None)
+        if seat is None:
+            return
+        del self.pending[seat.identity.raw]
+        self._turn_away(seat.identity)
+
+    def _turn_away(self, key: PublicKey) -> None:
+        self._turned_away[key.raw] = None
+        if len(self._turned_away) > 4 * MAX_PENDING:
+            del self._turned_away[next(iter(self._turned_away))]
+
+    def _seat(self, seat: Seat, now: float) -> list[Send]:
+        self.joined.append(seat)
+        self.pending.pop(seat.identity.raw, None)
+        log.info("lobby: %s joined (%d of %d seats)", seat.identity.fingerprint,
                  len(self.joined), self.offer.seats)
         if len(self.joined) < self.offer.seats:
             return []
+        self.pending.clear()
         return self._fill(now)
 
     def _fill(self, now: float) -> list[Send]:
@@ -424,7 +582,10 @@ class Lobby:
 
     def _on_roster(self, message: LobbyMessage, now: float) -> list[Send]:
         roster = Roster.from_message(message)
-        if self.creator is not None and roster.creator.fingerprint != self.creator:
+        if self.creator is None:
+            raise LobbyError(f"a roster signed by {roster.creator.fingerprint} before we "
+                             "chose a creator", evidence=message.wire[:64])
+        if roster.creator.fingerprint != self.creator:
             raise LobbyError(f"a roster signed by {roster.creator.fingerprint}, not the "
                              f"creator {self.creator}", evidence=message.wire[:64])
         if self.roster is not None:
@@ -441,7 +602,6 @@ class Lobby:
         if problem:
             raise LobbyError(f"a roster with {problem}", evidence=message.wire[:64])
         self.roster = roster
-        self.creator = roster.creator.fingerprint
         log.info("lobby: seated at %s by %s", canonical.b64encode(roster.table),
                  roster.creator.fingerprint)
         return self._accept(now)
@@ -498,15 +658,47 @@ class Lobby:
         self._last_tick = now
         if self.roster is None:
             if self.creating:
+                return [Send(self._offer_message())]
+            if self.creator is None:
+                self._choose(now)
+            if self.creator is None:
                 return []
             return [Send(encode_message(self.identity, {
                 "address": self.address, "channel": canonical.b64encode(self.channel),
-                "delivery": canonical.b64encode(self.delivery), "type": "join"}))]
+                "creator": self.creator, "delivery": canonical.b64encode(self.delivery),
+                "type": "join"}))]
         need = encode_message(self.identity, {
             "channel": canonical.b64encode(self.channel),
             "table": canonical.b64encode(self.roster.table), "type": "need"})
         return [Send(self.roster.wire), Send(self.accepts[self.identity.public.raw]),
                 Send(need)]
+
+    def _offer_message(self) -> bytes:
+        offer = self.offer
+        body: dict[str, object] = {
+            "channel": canonical.b64encode(self.channel), "chips": offer.chips,
+            "name": offer.name, "ruleset": offer.ruleset, "seats": offer.seats,
+            "stake": offer.stake, "taken": len(self.joined), "type": "offer"}
+        if offer.mode not in (None, "audit"):
+            body["mode"] = offer.mode
+        return encode_message(self.identity, body)
+
+    def _choose(self, now: float) -> None:
+        """Bind to the one creator that offers what we ask, once offers had ``choose``
+        seconds to come in; with several, bind to none and say so."""
+        if self._first_offer is None or now - self._first_offer < self.choose \
+                or self.ambiguous:
+            return
+        fitting = sorted((t for t in self.offers.values() if not t.problem(self.offer)),
+                         key=lambda t: t.fingerprint)
+        if len(fitting) == 1:
+            self.creator = fitting[0].fingerprint
+            log.info("lobby: chose the only creator offering %r: %s", self.offer.name,
+                     fitting[0])
+        elif fitting:
+            self.ambiguous = tuple(fitting)
+            log.warning("lobby: %d creators offer %r; not choosing", len(fitting),
+                        self.offer.name)
 
     def peers(self) -> Sequence[PeerAddress]:
         """Mesh address hints of the other members, once seated."""

@@ -21,7 +21,20 @@ keepalive. Each side sends a keepalive when it has sent nothing for ``keepalive`
 drops a connection that has been silent for ``dead_after`` seconds, so a peer that vanished
 without closing (power loss, a cable) is noticed. A peer that sends garbage, an oversized
 frame, a bad handshake or a key outside the table is logged and cut off; the mesh and the
-node go on. Dialers retry with exponential backoff and jitter.
+node go on. Dialers retry with exponential backoff and jitter; an address added with a
+number of ``attempts`` (one heard from discovery) is given up after that many failures in a
+row, and at most ``max_dials`` such addresses are dialled at once.
+
+A handshake that has not finished holds a slot; slots are few (``max_pending_handshakes``,
+and ``max_pending_per_address`` per remote address), and a hello must arrive within
+``hello_timeout``. When the slots are full, a new connection takes the slot of the oldest
+one that has not even sent its hello (or else of the oldest), so idle connections held
+open by a stranger delay an honest peer by one connection at most, never lock it out.
+
+Traffic to a peer goes in two lanes: game frames are written at once; repair frames
+(answers to gap-fill syncs, :meth:`Mesh.send_repair`) wait in a bounded queue of the
+connection and are written only while less than ``REPAIR_LOW_WATER`` bytes wait to go out,
+so game traffic is never queued behind a burst of gap fill.
 
 Two peers that dial each other at once end up with two connections. Both sides keep the one
 dialed by the smaller key and retire the other gracefully: they stop sending on it and
@@ -35,8 +48,9 @@ import contextlib
 import logging
 import random
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from p2pkille.net.framing import MAX_FRAME, FrameError, encode_frame, read_frame
@@ -69,6 +83,8 @@ _TYPE = re.compile(r"mesh-(hello|welcome|auth)")
 _WHAT = "mesh handshake"
 _DATA: Final = b"\x00"
 _KEEPALIVE: Final = b"\x01"
+REPAIR_LOW_WATER: Final = 64 << 10
+"""Bytes waiting to go out on a connection below which a queued repair frame is written."""
 
 
 def peer_name(key: PublicKey) -> str:
@@ -115,8 +131,8 @@ class PeerAddress:
 class _Session:
     """One authenticated connection to a peer."""
 
-    __slots__ = ("key", "last_rx", "last_tx", "name", "outbound", "preferred_rank", "reader",
-                 "retired", "writer")
+    __slots__ = ("draining", "key", "last_rx", "last_tx", "name", "outbound", "preferred_rank",
+                 "reader", "repair", "repair_bytes", "retired", "writer")
 
     def __init__(self, key: PublicKey, own: PublicKey, outbound: bool,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -126,6 +142,9 @@ class _Session:
         self.reader = reader
         self.writer = writer
         self.retired = False
+        self.repair: deque[bytes] = deque()
+        self.repair_bytes = 0
+        self.draining = False
         self.last_rx = self.last_tx = asyncio.get_running_loop().time()
         connector, acceptor = (own, key) if outbound else (key, own)
         # Both ends compute the same rank for the same connection, so they retire the same one.
@@ -147,6 +166,25 @@ class _Session:
         if not self.writer.is_closing() and self.writer.can_write_eof():
             with contextlib.suppress(OSError):
                 self.writer.write_eof()
+
+
+@dataclass(slots=True, eq=False)
+class _Pending:
+    """An inbound connection whose handshake has not finished."""
+
+    writer: asyncio.StreamWriter
+    host: str
+    since: float
+    heard: bool = False
+    """Its hello arrived: it is a peer talking, not a socket held open."""
+    evicted: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class _Dial:
+    address: PeerAddress
+    attempts: int | None
+    task: asyncio.Task[None] | None = field(default=None)
 
 
 class Mesh:
@@ -173,7 +211,11 @@ class Mesh:
         backoff_min: float = 0.05,
         backoff_max: float = 5.0,
         max_write_buffer: int = 16 << 20,
+        max_repair_buffer: int = 4 << 20,
         max_pending_handshakes: int = 64,
+        max_pending_per_address: int = 16,
+        hello_timeout: float = 2.0,
+        max_dials: int = 32,
         keepalive: float = 5.0,
         dead_after: float = 15.0,
         on_presence: Callable[[str, bool], None] | None = None,
@@ -196,7 +238,11 @@ class Mesh:
         self.backoff_min = backoff_min
         self.backoff_max = backoff_max
         self.max_write_buffer = max_write_buffer
+        self.max_repair_buffer = max_repair_buffer
         self.max_pending_handshakes = max_pending_handshakes
+        self.max_pending_per_address = max_pending_per_address
+        self.hello_timeout = min(hello_timeout, handshake_timeout)
+        self.max_dials = max_dials
         self.on_presence = on_presence
         self._rng: Rng = rng if rng is not None else SystemRng()
         self._jitter = random.Random()  # spreads retries only; nothing secret depends on it
@@ -206,12 +252,18 @@ class Mesh:
         self._members: dict[bytes, PublicKey] = {}
         self._open = False
         self.set_members(members)
-        self._addresses: list[PeerAddress] = []
+        self._dials: dict[PeerAddress, _Dial] = {}
         self._address_key: dict[PeerAddress, str] = {}
         self._current: dict[str, _Session] = {}
         self._down: dict[str, asyncio.Event] = {}
-        self._pending = 0
+        self._pending: list[_Pending] = []
         self.duplicates_retired = 0
+        self.evicted = 0
+        """Unfinished inbound handshakes closed to make room for a newer connection."""
+        self.dial_attempts = 0
+        """Connections we tried to open (each dial of each address)."""
+        self.repair_dropped = 0
+        """Repair frames dropped because a connection's repair queue was full."""
         self._tg: asyncio.TaskGroup | None = None
         self._ready = asyncio.Event()
         self._deliver: Callable[[str, bytes], None] | None = None
@@ -260,18 +312,57 @@ class Mesh:
                 log.warning("mesh: %s left the table; closing its connection", session.name)
                 session.writer.close()
 
-    def add_peer(self, address: PeerAddress) -> None:
-        """Dial ``address`` from now on (now, or when :meth:`run` starts); idempotent."""
-        if address in self._addresses:
-            return
-        self._addresses.append(address)
+    @property
+    def dialling(self) -> frozenset[PeerAddress]:
+        """The addresses we dial (or stay connected to) now."""
+        return frozenset(self._dials)
+
+    @property
+    def pending_handshakes(self) -> int:
+        return len(self._pending)
+
+    def add_peer(self, address: PeerAddress, *, attempts: int | None = None) -> bool:
+        """Dial ``address`` from now on (now, or when :meth:`run` starts); idempotent.
+
+        ``attempts``: give the address up after that many failed dials in a row (an address
+        heard from discovery); ``None``: dial it for as long as the mesh runs (an address
+        the user or the roster gave). At most ``max_dials`` addresses with ``attempts`` are
+        dialled at once; beyond that the call returns ``False`` and dials nothing.
+        """
+        known = self._dials.get(address)
+        if known is not None:
+            if attempts is None:
+                known.attempts = None  # given by the user or the roster: dialled for good
+            return True
+        if attempts is not None and sum(
+                d.attempts is not None for d in self._dials.values()) >= self.max_dials:
+            log.info("mesh: not dialling %s: %d discovered addresses dialled already",
+                     address, self.max_dials)
+            return False
+        dial = _Dial(address, attempts)
+        self._dials[address] = dial
         if self._tg is not None:
-            dial = self._dial_loop(address)
-            try:
-                self._tg.create_task(dial, name=f"mesh:dial {address}")
-            except RuntimeError:
-                # The mesh is closing: nothing more is dialled (as _on_inbound refuses).
-                dial.close()
+            self._start_dial(dial)
+        return True
+
+    def remove_peer(self, address: PeerAddress) -> None:
+        """Stop dialling ``address``, if it was added with ``attempts`` (an address added
+        without is dialled for good). A connection it made is cut too."""
+        dial = self._dials.get(address)
+        if dial is None or dial.attempts is None:
+            return
+        del self._dials[address]
+        if dial.task is not None:
+            dial.task.cancel()
+
+    def _start_dial(self, dial: _Dial) -> None:
+        assert self._tg is not None
+        loop = self._dial_loop(dial)
+        try:
+            dial.task = self._tg.create_task(loop, name=f"mesh:dial {dial.address}")
+        except RuntimeError:
+            # The mesh is closing: nothing more is dialled (as _on_inbound refuses).
+            loop.close()
 
     async def wait_ready(self) -> None:
         """Return once :meth:`run` is listening."""
@@ -286,23 +377,79 @@ class Mesh:
         node's gap fill repairs that). A peer that lets more than ``max_write_buffer`` bytes
         pile up is cut off.
         """
-        if len(data) > self.max_frame:
-            raise ValueError(f"message of {len(data)} bytes exceeds the maximum {self.max_frame}")
-        frame = encode_frame(_DATA + data, self.max_frame + 1)
-        if to is None:
-            targets = list(self._current.values())
-        else:
-            session = self._current.get(to)
-            targets = [] if session is None else [session]
+        frame = self._frame(data)
         sent = 0
-        for session in targets:
+        for session in self._targets(to):
             if session.write(frame):
                 sent += 1
-                if session.buffered() > self.max_write_buffer:
-                    log.warning("mesh: %s is not reading (%d bytes queued); cutting it off",
-                                session.name, session.buffered())
-                    session.writer.transport.abort()
+                self._check_buffer(session)
         return sent
+
+    def send_repair(self, to: str | None, data: bytes) -> int:
+        """Queue repair traffic (an answer to a gap-fill sync) behind game traffic: it is
+        written only while the connection has less than ``REPAIR_LOW_WATER`` bytes to send;
+        a full repair queue (``max_repair_buffer``) drops its oldest frame."""
+        frame = self._frame(data)
+        sent = 0
+        for session in self._targets(to):
+            if session.retired or session.writer.is_closing():
+                continue
+            sent += 1
+            if not session.repair and session.buffered() < REPAIR_LOW_WATER:
+                session.write(frame)
+                continue
+            session.repair.append(frame)
+            session.repair_bytes += len(frame)
+            while session.repair_bytes > self.max_repair_buffer:
+                session.repair_bytes -= len(session.repair.popleft())
+                self.repair_dropped += 1
+            if not session.draining and self._tg is not None:
+                session.draining = True
+                try:
+                    self._tg.create_task(self._drain_repair(session),
+                                         name=f"mesh:repair {session.name[:12]}")
+                except RuntimeError:
+                    session.draining = False
+        return sent
+
+    def _frame(self, data: bytes) -> bytes:
+        if len(data) > self.max_frame:
+            raise ValueError(f"message of {len(data)} bytes exceeds the maximum {self.max_frame}")
+        return encode_frame(_DATA + data, self.max_frame + 1)
+
+    def _targets(self, to: str | None) -> list[_Session]:
+        if to is None:
+            return list(self._current.values())
+        session = self._current.get(to)
+        return [] if session is None else [session]
+
+    def _check_buffer(self, session: _Session) -> None:
+        if session.buffered() > self.max_write_buffer:
+            log.warning("mesh: %s is not reading (%d bytes queued); cutting it off",
+                        session.name, session.buffered())
+            session.writer.transport.abort()
+
+    async def _drain_repair(self, session: _Session) -> None:
+        try:
+            while session.repair and not session.retired and not session.writer.is_closing():
+                if session.buffered() >= REPAIR_LOW_WATER:
+                    # Game frames written meanwhile go out first; we wait for the buffer to
+                    # empty below the mark (drain() returns early when the transport is
+                    # not paused).
+                    await session.writer.drain()
+                    if session.buffered() >= REPAIR_LOW_WATER:
+                        await asyncio.sleep(0.005)
+                    continue
+                frame = session.repair.popleft()
+                session.repair_bytes -= len(frame)
+                session.write(frame)
+        except (OSError, ConnectionError):
+            pass
+        finally:
+            session.draining = False
+            if session.writer.is_closing() or session.retired:
+                session.repair.clear()
+                session.repair_bytes = 0
 
     # -- running ------------------------------------------------------------------------
 
@@ -311,15 +458,15 @@ class Mesh:
         if self._tg is not None:
             raise RuntimeError("mesh: already running")
         self._deliver = deliver
-        self._pending = 0
+        self._pending = []
         server = await asyncio.start_server(self._on_inbound, self.host, self._requested_port)
         try:
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
                 self._port = int(server.sockets[0].getsockname()[1])
                 log.info("mesh: %s listening on %s", self.name, self.address)
-                for address in self._addresses:
-                    tg.create_task(self._dial_loop(address), name=f"mesh:dial {address}")
+                for dial in list(self._dials.values()):
+                    self._start_dial(dial)
                 tg.create_task(self._keepalive(), name="mesh:keepalive")
                 self._ready.set()
                 await asyncio.Future()  # until cancelled
@@ -336,11 +483,14 @@ class Mesh:
         if self._tg is None:
             writer.transport.abort()
             return
-        if self._pending >= self.max_pending_handshakes:
-            log.warning("mesh: refused %s: %d handshakes already pending", where, self._pending)
-            writer.transport.abort()
-            return
-        accept = self._accept(reader, writer, where)
+        host = _peer_host(writer)
+        same = [p for p in self._pending if p.host == host]
+        if len(same) >= self.max_pending_per_address:
+            self._evict(same, where, f"{len(same)} handshakes pending from {host}")
+        elif len(self._pending) >= self.max_pending_handshakes:
+            self._evict(self._pending, where, f"{len(self._pending)} handshakes pending")
+        pending = _Pending(writer, host, asyncio.get_running_loop().time())
+        accept = self._accept(reader, writer, where, pending)
         try:
             self._tg.create_task(accept, name=f"mesh:in {where}")
         except RuntimeError:
@@ -349,56 +499,87 @@ class Mesh:
             accept.close()
             writer.transport.abort()
             return
-        self._pending += 1  # counted at once: a burst of connections meets the limit
+        self._pending.append(pending)  # counted at once: a burst of connections meets the limit
+
+    def _evict(self, among: list[_Pending], where: str, why: str) -> None:
+        """Close the oldest of ``among`` that has not sent its hello (else the oldest)."""
+        silent = [p for p in among if not p.heard]
+        victim = min(silent or among, key=lambda p: p.since)
+        self.evicted += 1
+        if self.evicted & (self.evicted - 1) == 0:  # 1, 2, 4, ...: said, not flooded
+            log.warning("mesh: %s; closing the oldest unfinished one (%s) for %s "
+                        "(%d closed so far)", why, _peer_text(victim.writer), where,
+                        self.evicted)
+        victim.evicted = True
+        victim.writer.transport.abort()
+        if victim in self._pending:
+            self._pending.remove(victim)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      where: str) -> None:
+                      where: str, pending: _Pending) -> None:
         try:
             async with asyncio.timeout(self.handshake_timeout):
-                key = await self._handshake_acceptor(reader, writer)
+                key = await self._handshake_acceptor(reader, writer, pending)
         except _SelfDial:
             log.debug("mesh: %s is ourselves", where)
             writer.transport.abort()
             return
         except (RemoteProtocolError, OSError, TimeoutError) as exc:
-            log.warning("mesh: refused connection from %s: %s", where, _reason(exc))
+            # A connection we closed for a newer one, or one that stayed silent, is said
+            # once in the counters, not once a connection in the log.
+            level = logging.DEBUG if pending.evicted else (
+                logging.INFO if isinstance(exc, TimeoutError) else logging.WARNING)
+            log.log(level, "mesh: refused connection from %s: %s", where, _reason(exc))
             writer.transport.abort()
             return
         finally:
-            self._pending -= 1
+            if pending in self._pending:
+                self._pending.remove(pending)
         await self._serve(_Session(key, self.identity.public, False, reader, writer), where)
 
-    async def _dial_loop(self, address: PeerAddress) -> None:
+    async def _dial_loop(self, dial: _Dial) -> None:
+        address = dial.address
         delay = self.backoff_min
-        while True:
-            known = self._address_key.get(address)
-            if known == self.name:
-                return  # our own listening address, e.g. from our own advertisement
-            if known is not None and known in self._current:
-                await self._down[known].wait()
-            try:
-                async with asyncio.timeout(self.handshake_timeout):
-                    reader, writer = await asyncio.open_connection(address.host, address.port)
-            except (OSError, TimeoutError) as exc:
-                log.debug("mesh: dialing %s failed: %s", address, _reason(exc))
-            else:
+        failures = 0
+        try:
+            while dial.attempts is None or failures < dial.attempts:
+                known = self._address_key.get(address)
+                if known == self.name:
+                    return  # our own listening address, e.g. from our own advertisement
+                if known is not None and known in self._current:
+                    await self._down[known].wait()
+                failures += 1
+                self.dial_attempts += 1
                 try:
                     async with asyncio.timeout(self.handshake_timeout):
-                        key = await self._handshake_connector(reader, writer)
-                except _SelfDial:
-                    self._address_key[address] = self.name
-                    writer.transport.abort()
-                    return
-                except (RemoteProtocolError, OSError, TimeoutError) as exc:
-                    log.warning("mesh: handshake with %s failed: %s", address, _reason(exc))
-                    writer.transport.abort()
+                        reader, writer = await asyncio.open_connection(address.host,
+                                                                       address.port)
+                except (OSError, TimeoutError) as exc:
+                    log.debug("mesh: dialing %s failed: %s", address, _reason(exc))
                 else:
-                    delay = self.backoff_min
-                    self._address_key[address] = peer_name(key)
-                    session = _Session(key, self.identity.public, True, reader, writer)
-                    await self._serve(session, str(address))
-            await asyncio.sleep(delay * (0.5 + self._jitter.random()))
-            delay = min(delay * 2, self.backoff_max)
+                    try:
+                        async with asyncio.timeout(self.handshake_timeout):
+                            key = await self._handshake_connector(reader, writer)
+                    except _SelfDial:
+                        self._address_key[address] = self.name
+                        writer.transport.abort()
+                        return
+                    except (RemoteProtocolError, OSError, TimeoutError) as exc:
+                        log.warning("mesh: handshake with %s failed: %s", address,
+                                    _reason(exc))
+                        writer.transport.abort()
+                    else:
+                        delay = self.backoff_min
+                        failures = 0
+                        self._address_key[address] = peer_name(key)
+                        session = _Session(key, self.identity.public, True, reader, writer)
+                        await self._serve(session, str(address))
+                await asyncio.sleep(delay * (0.5 + self._jitter.random()))
+                delay = min(delay * 2, self.backoff_max)
+            log.info("mesh: gave up dialling %s after %d failures", address, failures)
+        finally:
+            if self._dials.get(address) is dial:
+                del self._dials[address]
 
     async def _serve(self, session: _Session, where: str) -> None:
         deliver = self._deliver
@@ -501,9 +682,13 @@ class Mesh:
         return key
 
     async def _handshake_acceptor(self, reader: asyncio.StreamReader,
-                                  writer: asyncio.StreamWriter) -> PublicKey:
+                                  writer: asyncio.StreamWriter,
+                                  pending: _Pending | None = None) -> PublicKey:
         own = self.identity.public
-        hello = await self._read_message(reader, "mesh-hello", HELLO_FIELDS)
+        async with asyncio.timeout(self.hello_timeout):
+            hello = await self._read_message(reader, "mesh-hello", HELLO_FIELDS)
+        if pending is not None:
+            pending.heard = True
         key, nonce_c = self._check_hello(hello)
         nonce_a = self._rng.randbytes(NONCE_SIZE)
         signature = self.identity.sign(
@@ -581,6 +766,13 @@ def check_hello(message: canonical.JsonObject, table: bytes,
 
 class _SelfDial(Exception):
     """We dialed our own listening address."""
+
+
+def _peer_host(writer: asyncio.StreamWriter) -> str:
+    peer = writer.get_extra_info("peername")
+    if isinstance(peer, tuple) and peer:
+        return str(peer[0])
+    return repr(peer)
 
 
 def _peer_text(writer: asyncio.StreamWriter) -> str:

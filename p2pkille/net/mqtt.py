@@ -22,10 +22,25 @@ lost connection the transport reconnects with backoff and subscribes again (each
 starts clean). What we send while disconnected waits in a bounded queue and goes out once
 connected again; what others published while we were away is for the node's gap fill.
 
+Nothing a peer sends is larger than :data:`MAX_PAYLOAD` (an envelope is at most 64 KiB), so
+the client announces an MQTT 5 Maximum Packet Size of :data:`MAX_PACKET`: the broker then
+never sends it a larger packet (it drops it for this client), and a stranger's 50 MB
+publish costs us nothing. MQTT 3.1.1 has no such field: there the broker must cap
+messages itself (mosquitto: ``message_size_limit 67584``), or a peer reads a huge message
+whole before it can refuse it.
+
+Outgoing messages wait in two lanes: game traffic, and repair traffic (answers to gap-fill
+syncs, :meth:`MqttTransport.send_repair`), which is published only while no game message
+waits. Each lane is bounded; a full repair lane drops its oldest message, and a full game
+lane drops the new message and says so in the log (peers fetch it by gap fill). Once the
+table is formed (:meth:`MqttTransport.set_members`), messages from authors outside it are
+dropped on arrival.
+
 Broker settings that matter (measured with mosquitto 2.0 on loopback): ``set_tcp_nodelay
-true`` (its default leaves Nagle's algorithm on: 44 ms per round trip instead of 0.7 ms), and
+true`` (its default leaves Nagle's algorithm on: 44 ms per round trip instead of 0.7 ms),
 ``max_queued_messages`` well above 1000 (its default silently drops QoS 1 messages queued for
-a subscriber that falls behind, e.g. in a burst from 9 peers).
+a subscriber that falls behind, e.g. in a burst from 9 peers), and ``message_size_limit
+67584`` (above).
 """
 
 from __future__ import annotations
@@ -38,18 +53,21 @@ import re
 import socket
 import ssl
 import urllib.parse
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
 import aiomqtt
 from aiomqtt.exceptions import MqttConnectError
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from p2pkille.net.framing import MAX_FRAME
 from protocol import canonical
+from protocol.envelope import MAX_ENVELOPE_SIZE
 
-__all__ = ["BrokerUrl", "MqttTransport", "topic_prefix"]
+__all__ = ["MAX_PACKET", "MAX_PAYLOAD", "BrokerUrl", "MqttTransport", "topic_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +77,11 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _UNSUPPORTED_PROTOCOL: Final = 132  # CONNACK reason (v5), and 3.1.1's code 1 as paho maps it
 _PROTOCOLS: Final = {"auto": None, "5": aiomqtt.ProtocolVersion.V5,
                      "3.1.1": aiomqtt.ProtocolVersion.V311}
+MAX_PAYLOAD: Final = MAX_ENVELOPE_SIZE + 1024
+"""The largest message a peer sends: an envelope (64 KiB), with room for a lobby message's
+or a signed sync's framing."""
+MAX_PACKET: Final = MAX_PAYLOAD + 1024
+"""The MQTT 5 Maximum Packet Size we announce: a payload and its topic and header."""
 
 
 def topic_prefix(table: bytes) -> str:
@@ -143,8 +166,9 @@ class MqttTransport:
         broker: BrokerUrl,
         *,
         keepalive: int = 10,
-        max_frame: int = MAX_FRAME,
+        max_frame: int = MAX_PAYLOAD,
         max_queue: int = 100_000,
+        max_repair: int = 10_000,
         inflight: int = 100,
         backoff_min: float = 0.1,
         backoff_max: float = 5.0,
@@ -165,7 +189,12 @@ class MqttTransport:
         self.on_presence = on_presence
         self.prefix = topic_prefix(self.table)
         self.protocol = _PROTOCOLS[broker.protocol]
-        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(max_queue)
+        self.max_queue = max_queue
+        self.max_repair = max_repair
+        self._game: deque[tuple[str, bytes]] = deque()
+        self._repair: deque[tuple[str, bytes]] = deque()
+        self._queued = asyncio.Event()
+        self._members: frozenset[str] | None = None
         self._ready = asyncio.Event()
         self._deliver: Callable[[str, bytes], None] | None = None
         self._online: set[str] = set()
@@ -173,6 +202,11 @@ class MqttTransport:
         self._was_up = False
         self.connections = 0
         self.dropped = 0
+        """Game messages dropped because the game lane was full (said in the log)."""
+        self.repair_dropped = 0
+        """Repair messages dropped because the repair lane was full."""
+        self.strangers = 0
+        """Messages dropped on arrival because their author is not a member."""
 
     @property
     def name(self) -> str:
@@ -192,25 +226,56 @@ class MqttTransport:
         """Return once connected and subscribed (the first time, or again after a loss)."""
         await self._ready.wait()
 
+    def set_members(self, names: Iterable[str] | None) -> None:
+        """From now on take messages only from these authors (``None``: from anybody, as in
+        the lobby); presence is still heard from everybody."""
+        self._members = None if names is None else frozenset(names)
+
     def send(self, to: str | None, data: bytes) -> int:
         """Queue ``data`` for publishing (to everybody when ``to`` is None); returns 1, or 0
-        when the queue is full or ``to`` cannot name a topic level."""
+        when the game lane is full (logged and counted) or ``to`` cannot name a topic
+        level."""
+        topic = self._topic(to, data)
+        if topic is None:
+            return 0
+        if len(self._game) >= self.max_queue:
+            self.dropped += 1
+            if self.dropped & (self.dropped - 1) == 0:
+                log.warning("mqtt: %d game messages wait for the broker; dropped one (%d so "
+                            "far): the peers will fetch what they miss by gap fill",
+                            len(self._game), self.dropped)
+            return 0
+        self._game.append((topic, data))
+        self._queued.set()
+        return 1
+
+    def send_repair(self, to: str | None, data: bytes) -> int:
+        """Queue repair traffic: published only while no game message waits; a full repair
+        lane drops its oldest message (the peer asks again with its next sync)."""
+        topic = self._topic(to, data)
+        if topic is None:
+            return 0
+        if len(self._repair) >= self.max_repair:
+            self._repair.popleft()
+            self.repair_dropped += 1
+        self._repair.append((topic, data))
+        self._queued.set()
+        return 1
+
+    def _topic(self, to: str | None, data: bytes) -> str | None:
         if len(data) > self.max_frame:
             raise ValueError(f"message of {len(data)} bytes exceeds the maximum {self.max_frame}")
         if to is None:
-            topic = f"{self.prefix}/all/{self._name}"
-        elif _NAME.fullmatch(to) is not None:
-            topic = f"{self.prefix}/to/{to}/{self._name}"
-        else:
-            log.warning("mqtt: no topic for recipient %r; message dropped", to)
-            return 0
-        try:
-            self._outbox.put_nowait((topic, data))
-        except asyncio.QueueFull:
-            self.dropped += 1
-            log.warning("mqtt: %d messages wait for the broker; dropping one", self._outbox.qsize())
-            return 0
-        return 1
+            return f"{self.prefix}/all/{self._name}"
+        if _NAME.fullmatch(to) is not None:
+            return f"{self.prefix}/to/{to}/{self._name}"
+        log.warning("mqtt: no topic for recipient %r; message dropped", to)
+        return None
+
+    @property
+    def queued(self) -> tuple[int, int]:
+        """Messages waiting for the broker: (game, repair)."""
+        return len(self._game), len(self._repair)
 
     async def run(self, deliver: Callable[[str, bytes], None]) -> None:
         """Connect, subscribe and pass every message to ``deliver(author, data)`` until
@@ -246,12 +311,18 @@ class MqttTransport:
         protocol = self.protocol or aiomqtt.ProtocolVersion.V5
         presence = f"{self.prefix}/presence/{self._name}"
         self._was_up = False
+        properties = None
+        if protocol is aiomqtt.ProtocolVersion.V5:
+            # The broker sends us nothing larger (it drops it for us): a huge publish by a
+            # stranger is never read into memory here.
+            properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            properties.MaximumPacketSize = max(MAX_PACKET, self.max_frame + 1024)
         client = aiomqtt.Client(
             broker.host, broker.port, username=broker.username, password=broker.password,
             protocol=protocol, keepalive=self.keepalive, tls_context=broker.tls_context(),
             will=aiomqtt.Will(presence, OFFLINE, qos=1, retain=True),
             max_inflight_messages=self.inflight, timeout=10,
-            logger=log.getChild("client"),
+            logger=log.getChild("client"), properties=properties,
             # Without it Nagle's algorithm holds small messages back for a delayed ACK
             # (measured: 88 ms per round trip on loopback, against a few ms with it).
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
@@ -289,8 +360,12 @@ class MqttTransport:
         # wait for their PUBACK at once.
         slots = asyncio.Semaphore(self.inflight)
         while True:
-            topic, data = await self._outbox.get()
             await slots.acquire()
+            while not (self._game or self._repair):
+                self._queued.clear()
+                await self._queued.wait()
+            # Chosen only once a slot is free: game traffic that arrived meanwhile goes first.
+            topic, data = self._game.popleft() if self._game else self._repair.popleft()
             tg.create_task(self._publish(client, topic, data, slots))
 
     async def _publish(self, client: aiomqtt.Client, topic: str, data: bytes,
@@ -322,6 +397,12 @@ class MqttTransport:
         if len(data) > self.max_frame:
             log.warning("mqtt: ignoring %d bytes from %s: over the maximum %d", len(data),
                         author, self.max_frame)
+            return
+        if self._members is not None and author not in self._members:
+            self.strangers += 1
+            if self.strangers & (self.strangers - 1) == 0:
+                log.warning("mqtt: ignoring a message from %.16s, not a member (%d so far)",
+                            author, self.strangers)
             return
         assert self._deliver is not None
         self._deliver(author, data)

@@ -7,17 +7,22 @@
 2. the transport on the table name's channel (:func:`~p2pkille.net.lobby.channel_id`): a
    :class:`Mesh` open to any key that proves itself (found through zeroconf and ``peers``),
    or MQTT on a broker;
-3. the :class:`Lobby` until the table is formed; then the mesh admits only the members, and
-   every peer advertises itself for the table (so it outlives its creator);
+3. the :class:`Lobby` until the table is formed: a joiner binds to one creator (``creator``,
+   or the only one offering the name; with several it stops with :class:`AmbiguousTable`,
+   which lists them); a mesh joiner dials only the advertised addresses of the creator it
+   may bind to. Then the transport takes only the members, and every peer advertises itself
+   for the table (so it outlives its creator);
 4. a :class:`TableNode` (wrapped in a ``LoggedNode`` when ``log`` is given) under a
-   :class:`Driver` on the same transport, until ``hands`` hands are committed (or the game
-   ends);
+   :class:`Driver` with a :class:`~p2pkille.net.guard.Guard` on the same transport (over
+   MQTT, our syncs go signed and only members' signed syncs are answered), until ``hands``
+   hands are committed (or the game ends). From then on the node only answers gap fill: it
+   plays no further hand, so its log holds the hands reported;
 5. it lingers until every other member has announced (in its gap-fill syncs) that it holds
    our last hand's checkpoint signatures, so leaving does not strand a slower peer, or at
-   most ``linger`` seconds.
+   most ``linger`` seconds; then it reports what the guard refused and dropped.
 
 Envelopes that arrive for the node while the lobby still runs (a faster peer's genesis)
-wait in a bounded buffer and go to the node when it starts.
+wait in a buffer, bounded per sender and in all, and go to the node when it starts.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ import logging
 import os
 import random
 import secrets
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +42,16 @@ from zeroconf.asyncio import AsyncZeroconf
 
 from p2pkille.bots import make_bot
 from p2pkille.engine.view import Decider
-from p2pkille.net.discovery import Advertiser, TableAdvert, TableBrowser, open_zeroconf
+from p2pkille.net.discovery import (
+    Advertiser,
+    Sighting,
+    TableAdvert,
+    TableBrowser,
+    open_zeroconf,
+)
 from p2pkille.net.driver import Driver
-from p2pkille.net.lobby import Lobby, Offer, channel_id, is_lobby
+from p2pkille.net.guard import Guard, Inbox
+from p2pkille.net.lobby import Lobby, Offer, Terms, channel_id, is_lobby
 from p2pkille.net.mesh import Mesh, PeerAddress, peer_name
 from p2pkille.net.mqtt import BrokerUrl, MqttTransport
 from p2pkille.runtime import gapfill
@@ -54,7 +65,8 @@ from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 from protocol.rng import SystemRng
 
-__all__ = ["KeyFileError", "PeerError", "PeerResult", "PeerSettings", "load_key", "run_peer"]
+__all__ = ["AmbiguousTable", "KeyFileError", "PeerError", "PeerResult", "PeerSettings",
+           "load_key", "run_peer"]
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +78,29 @@ NodeFactory = Callable[[str, Identity, DeliveryKeyPair, TableConfig, Decider, by
 MAX_BUFFERED: Final = 16 << 20
 """Bytes of node input kept while the lobby runs; beyond it input is dropped (gap fill
 brings it again), so a stranger cannot make us buffer without bound."""
+MAX_BUFFERED_PER_SENDER: Final = 2 << 20
+"""... and bytes kept from any one sender (an author topic on MQTT)."""
+DIAL_ATTEMPTS: Final = 3
+"""Failed dials in a row after which an address heard from discovery is given up (until
+its advert changes)."""
+FEED_EVERY: Final = 1.0
+"""Seconds between looks at the adverts even when none changed (a dial given up frees a
+slot for another address)."""
 
 
 class PeerError(Exception):
     """The peer could not play: no table formed in time, or the game did not finish."""
+
+
+class AmbiguousTable(PeerError):
+    """Several creators offer the table name and the joiner named none of them."""
+
+    def __init__(self, name: str, offers: Sequence[Terms]) -> None:
+        self.name = name
+        self.offers = tuple(offers)
+        listed = "; ".join(str(t) for t in self.offers)
+        super().__init__(f"{len(self.offers)} creators offer a table called {name!r}: "
+                         f"{listed}. Choose one with --creator FINGERPRINT")
 
 
 class KeyFileError(ValueError):
@@ -121,6 +152,15 @@ class PeerSettings:
     """The same for a seat's decision (which then gets the agreed default)."""
     creator: str | None = None
     """A joiner's pinned creator: the fingerprint whose roster alone it takes."""
+    admit: frozenset[str] | None = None
+    """A creator's: the key fingerprints it seats (``None``: anybody, first come, unless
+    ``ask``)."""
+    ask: bool = False
+    """A creator's: joiners not in ``admit`` wait until the lobby's ``accept`` seats them
+    (a player at a screen decides)."""
+    choose: float = 1.5
+    """A joiner's without ``creator``: seconds it listens to offers before it binds to the
+    only creator (or, hearing several, stops with :class:`AmbiguousTable`)."""
     decider: Decider | None = None
     """Decides for this peer instead of the bot named by ``bot`` (e.g. a person at a
     screen, or a bot that takes its time)."""
@@ -174,9 +214,11 @@ class _Switchboard:
     def __init__(self) -> None:
         self.on_lobby: Callable[[str, bytes], None] | None = None
         self._node: Callable[[str, bytes], None] | None = None
-        self._buffer: deque[tuple[str, bytes]] = deque()
-        self._buffered = 0
-        self.dropped = 0
+        self._buffer = Inbox(per_sender=MAX_BUFFERED_PER_SENDER, total=MAX_BUFFERED)
+
+    @property
+    def dropped(self) -> int:
+        return self._buffer.dropped
 
     def deliver(self, sender: str, data: bytes) -> None:
         if is_lobby(data):
@@ -184,16 +226,12 @@ class _Switchboard:
                 self.on_lobby(sender, data)
         elif self._node is not None:
             self._node(sender, data)
-        elif self._buffered + len(data) <= MAX_BUFFERED:
-            self._buffer.append((sender, data))
-            self._buffered += len(data)
         else:
-            self.dropped += 1
+            self._buffer.put(sender, data)
 
     def attach(self, deliver: Callable[[str, bytes], None]) -> None:
         while self._buffer:
-            deliver(*self._buffer.popleft())
-        self._buffered = 0
+            deliver(*self._buffer.pop())
         self._node = deliver
 
 
@@ -211,6 +249,9 @@ class _Attached:
     def send(self, to: str | None, data: bytes) -> int:
         return self._transport.send(to, data)
 
+    def send_repair(self, to: str | None, data: bytes) -> int:
+        return self._transport.send_repair(to, data)
+
     async def run(self, deliver: Callable[[str, bytes], None]) -> None:
         self._board.attach(deliver)
         await asyncio.Future()
@@ -220,13 +261,23 @@ class _Attached:
 
 
 class _Watch:
-    """The node as the driver sees it, noting the heads the other members announce."""
+    """The node as the driver sees it, noting the heads the other members announce.
 
-    def __init__(self, inner: Node, node: TableNode) -> None:
+    Once ``hands`` hands are committed (0: never) the node is *held*: it answers syncs
+    (others may still need our envelopes and checkpoint signatures) but takes no envelope
+    and no wake, so it plays no further hand; we say what we hold on its timer instead.
+    """
+
+    def __init__(self, inner: Node, node: TableNode, hands: int = 0) -> None:
         self.inner = inner
         self.node = node
+        self.hands = hands
         self.members = [peer_name(k) for k in node.members]
         self.heads: dict[str, tuple[int, ...]] = {}
+
+    @property
+    def held(self) -> bool:
+        return bool(self.hands) and len(self.node.outcomes) >= self.hands
 
     @property
     def name(self) -> str:
@@ -236,14 +287,19 @@ class _Watch:
         return self.inner.start(now)
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
-        if data.startswith(gapfill.PREFIX) and sender in self.members:
-            # Only a hint of when we may leave: a forged one makes us leave early, and any
-            # member can fill the others' gaps.
-            with contextlib.suppress(RemoteProtocolError):
-                self.heads[sender] = gapfill.decode_sync(data, len(self.members)).heads
+        if data.startswith(gapfill.PREFIX):
+            if sender in self.members:
+                # Only a hint of when we may leave: a forged one makes us leave early, and
+                # any member can fill the others' gaps.
+                with contextlib.suppress(RemoteProtocolError):
+                    self.heads[sender] = gapfill.decode_sync(data, len(self.members)).heads
+        elif self.held:
+            return []
         return self.inner.receive(sender, data, now)
 
     def wake(self, now: float) -> Sequence[Output]:
+        if self.held:
+            return [Send(self.sync()), WakeAt(now + self.node.timing.sync_interval)]
         out = list(self.inner.wake(now))
         if self.node.done:
             # A finished node stops syncing; we keep saying what we hold until we leave.
@@ -345,27 +401,35 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
         try:
             await transport.wait_ready()
             address = str(transport.address) if isinstance(transport, Mesh) else ""
+            state: dict[str, object] = {}  # what the discovery feed dials: see _wanted
             if isinstance(transport, Mesh) and settings.discover:
                 zc = open_zeroconf([settings.interface])
-                tasks.append(tg.create_task(_feed(zc, offer.name, transport, identity),
-                                            name="peer:discover"))
+                tasks.append(tg.create_task(
+                    _feed(zc, transport, lambda s: _wanted(s, offer.name, identity, state)),
+                    name="peer:discover"))
             logged: LoggedNode | None = resumed
             inner: Node
             if resumed is not None:
                 node, inner = resumed.node, resumed
                 config = node.config
+                state["members"] = {k.fingerprint for k in config.identities}
                 lobby_s = 0.0
                 progress(f"resuming table {config.name!r} from {str(settings.log)!r}: "
                          f"{len(node.transcript.accepted)} envelopes logged")
                 if zc is not None and isinstance(transport, Mesh):
+                    # The log does not say who created the table: a resumed peer
+                    # advertises itself as the creator of its row.
                     advertiser = Advertiser(zc, TableAdvert(
                         config.table_id, config.name, config.ruleset, config.stake,
                         len(config.members), len(config.members),
-                        identity.public.fingerprint), transport.port, [settings.interface])
+                        identity.public.fingerprint), transport.port, [settings.interface],
+                        identity)
                     tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
             else:
                 lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
-                              creator=None if table is not None else settings.creator)
+                              creator=None if table is not None else settings.creator,
+                              admit=settings.admit, ask=settings.ask, choose=settings.choose)
+                state["lobby"] = lobby
                 if settings.on_lobby is not None:
                     settings.on_lobby(lobby)
 
@@ -376,7 +440,7 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                 board.on_lobby = on_lobby
                 if zc is not None and table is not None and isinstance(transport, Mesh):
                     advertiser = Advertiser(zc, _advert(lobby, table, identity), transport.port,
-                                            [settings.interface])
+                                            [settings.interface], identity)
                     tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
                 progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
                          f"{identity.public.fingerprint}"
@@ -387,9 +451,12 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                     told = _tell_refused(lobby, told, said, settings.creator, progress)
                     for out in lobby.tick(loop.time()):
                         transport.send(out.to, out.data)
+                    if lobby.ambiguous:
+                        raise AmbiguousTable(offer.name, lobby.ambiguous)
                     await asyncio.sleep(0.02)
                 _tell_refused(lobby, told, said, settings.creator, progress)
                 config = lobby.config()
+                state["members"] = {k.fingerprint for k in config.identities}
                 lobby_s = loop.time() - started
                 if isinstance(transport, Mesh):
                     transport.set_members(config.identities)
@@ -398,7 +465,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                 if zc is not None and isinstance(transport, Mesh):
                     formed = _advert(lobby, config.table_id, identity)
                     if advertiser is None:
-                        advertiser = Advertiser(zc, formed, transport.port, [settings.interface])
+                        advertiser = Advertiser(zc, formed, transport.port, [settings.interface],
+                                                identity)
                         tasks.append(tg.create_task(_advertise(advertiser),
                                                     name="peer:advertise"))
                     else:
@@ -413,8 +481,13 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                     inner = logged
                 progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
                          f"{len(config.members)} members")
-            watch = _Watch(inner, node)
-            driver = Driver(watch, _Attached(transport, board))
+            if isinstance(transport, MqttTransport):
+                transport.set_members(peer_name(k) for k in config.identities)
+            watch = _Watch(inner, node, settings.hands)
+            # Over MQTT a topic names its author only on the broker's word: syncs go signed.
+            guard = Guard(identity, config.table_id, config.identities,
+                          signed=isinstance(transport, MqttTransport))
+            driver = Driver(watch, _Attached(transport, board), guard=guard)
             if settings.on_node is not None:
                 settings.on_node(node, driver)
             driving = tg.create_task(driver.run(), name="peer:driver")
@@ -436,10 +509,11 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
             while not watch.caught_up(target) and loop.time() < linger_until:
                 await asyncio.sleep(0.05)
             # Say what we hold once more, so peers waiting on us can leave too.
-            transport.send(None, watch.sync())
+            driver.send(None, watch.sync())
             await asyncio.sleep(0.2)
             driver.stop()
             await driving
+            progress(f"traffic: {_traffic(guard, driver, transport, board)}")
             if logged is not None:
                 logged.close()
             hands = node.outcomes[:want] if want else list(node.outcomes)
@@ -487,24 +561,28 @@ def _tell_refused(lobby: Lobby, told: int, said: set[str], creator: str | None,
     pinned to a creator (the user asked for that key; another one trying to seat us is
     news). Returns how many refusals are now told."""
     if creator is None:
-        return len(lobby.refused)
-    for reason in lobby.refused[told:]:
+        return lobby.refusals
+    new = lobby.refusals - told
+    for reason in lobby.refused[len(lobby.refused) - min(new, len(lobby.refused)):]:
         if reason.startswith("a roster signed by") and reason not in said:
             said.add(reason)
             progress(f"refused {reason} (--creator)")
-    return len(lobby.refused)
+    return lobby.refusals
 
 
 def _lobby_state(lobby: Lobby) -> str:
     if lobby.roster is None:
         if lobby.creating:
-            return f"in the lobby: {len(lobby.joined)} of {lobby.offer.seats} seats taken"
+            pending = f"; {len(lobby.pending)} waiting to be accepted" if lobby.pending else ""
+            return (f"in the lobby: {len(lobby.joined)} of {lobby.offer.seats} seats "
+                    f"taken{pending}")
         if lobby.creator is not None:
             refused = sum(r.startswith("a roster signed by") for r in lobby.refused)
             return (f"in the lobby: no table by creator {lobby.creator} has seated us"
                     + (f" (refused {refused} roster(s) signed by other keys)"
                        if refused else ""))
-        return "in the lobby: no table has seated us"
+        heard = f" ({len(lobby.offers)} creator(s) heard)" if lobby.offers else ""
+        return f"in the lobby: no creator of {lobby.offer.name!r} chosen yet{heard}"
     return (f"in the lobby: {len(lobby.accepts)} of {lobby.roster.seats} members "
             "accepted the roster")
 
@@ -512,9 +590,27 @@ def _lobby_state(lobby: Lobby) -> str:
 def _advert(lobby: Lobby, table: bytes, identity: Identity) -> TableAdvert:
     offer = lobby.offer
     roster = lobby.roster
+    creator = roster.creator.fingerprint if roster is not None else identity.public.fingerprint
     return TableAdvert(table, offer.name, roster.ruleset if roster else offer.ruleset or "",
                        roster.stake if roster else offer.stake or 1, lobby.taken, offer.seats,
-                       identity.public.fingerprint, ("mesh",))
+                       identity.public.fingerprint, ("mesh",), creator=creator)
+
+
+def _traffic(guard: Guard, driver: Driver, transport: Mesh | MqttTransport,
+             board: _Switchboard) -> str:
+    """What the guard and the transport refused or dropped (a line of the report)."""
+    parts = [guard.stats.text()]
+    if isinstance(transport, MqttTransport):
+        parts.append(f"{transport.strangers} messages from non-members ignored, "
+                     f"{transport.dropped} game and {transport.repair_dropped} repair "
+                     "messages dropped at a full queue")
+    else:
+        parts.append(f"{transport.evicted} unfinished handshakes closed for newer ones, "
+                     f"{transport.repair_dropped} repair frames dropped at a full queue")
+    if board.dropped or driver.inbox.dropped:
+        parts.append(f"{board.dropped + driver.inbox.dropped} inbound messages over a "
+                     "sender's bound dropped")
+    return "; ".join(parts)
 
 
 async def _update(advertiser: Advertiser, advert: TableAdvert) -> None:
@@ -527,22 +623,55 @@ async def _update(advertiser: Advertiser, advert: TableAdvert) -> None:
             await asyncio.sleep(0.1)
 
 
-async def _feed(zc: AsyncZeroconf, name: str, mesh: Mesh, identity: Identity) -> None:
-    """Dial every peer advertised for a table called ``name`` (a hint: the mesh handshake
-    proves who answers)."""
-    own = identity.public.fingerprint
+def _wanted(sighting: Sighting, name: str, identity: Identity,
+            state: dict[str, object]) -> bool:
+    """Whether to dial an advertised peer (a hint: the mesh handshake proves who answers):
+    once the table is formed, its members; in the lobby, a joiner bound to a creator dials
+    the adverts naming that creator, an unbound one the creators of ``name`` (to hear their
+    offers); a creator dials nobody (joiners dial it)."""
+    advert = sighting.advert
+    if advert.fingerprint == identity.public.fingerprint:
+        return False
+    members = state.get("members")
+    if isinstance(members, set):
+        return advert.fingerprint in members
+    lobby = state.get("lobby")
+    if not isinstance(lobby, Lobby) or lobby.creating or advert.name != name:
+        return False
+    if lobby.creator is not None:
+        return advert.creator == lobby.creator
+    return advert.by_creator and not lobby.ambiguous
+
+
+async def _feed(zc: AsyncZeroconf, mesh: Mesh, wanted: Callable[[Sighting], bool]) -> None:
+    """Dial the advertised peers that are ``wanted`` (asked again at every change and every
+    :data:`FEED_EVERY` seconds); stop dialling those no longer wanted or advertised. An
+    address is dialled at most :data:`DIAL_ATTEMPTS` times in a row in vain, then not
+    again until its advert changes; what is remembered is bounded by the browser's
+    sightings."""
     async with TableBrowser(zc) as browser:
-        seen: set[PeerAddress] = set()
-        while True:
-            changed = browser.changed()
-            for sighting in browser.sightings.values():
-                if sighting.advert.name != name or sighting.advert.fingerprint == own:
-                    continue
-                for address in sighting.peers:
-                    if address not in seen:
-                        seen.add(address)
-                        mesh.add_peer(address)
-            await changed
+        await feed(browser, mesh, wanted)
+
+
+async def feed(browser: TableBrowser, mesh: Mesh, wanted: Callable[[Sighting], bool]) -> None:
+    """:func:`_feed` on a running browser (anything with ``sightings`` and ``changed``)."""
+    added: dict[PeerAddress, Sighting] = {}
+    while True:
+        changed = browser.changed()
+        want = {address: sighting for sighting in browser.sightings.values()
+                if wanted(sighting) for address in sighting.peers}
+        for address in [a for a in added if a not in want]:
+            mesh.remove_peer(address)
+            del added[address]
+        for address, sighting in want.items():
+            if address in added and (added[address] == sighting
+                                     or address in mesh.dialling):
+                continue
+            if mesh.add_peer(address, attempts=DIAL_ATTEMPTS):
+                added[address] = sighting
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(FEED_EVERY):
+                await changed
 
 
 def _spectated_from(node: TableNode, hands: Sequence[HandOutcome] | None = None

@@ -237,8 +237,9 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "lan_title": ("Bord på nätverket (lyssnar på {where})",
                   "Tables on the LAN (listening on {where})"),
     "lan_all": ("alla gränssnitt", "every interface"),
-    "lan_head": ("  bord                     regler         insats  platser",
-                 "  table                    rules          stake   seats"),
+    "lan_head": ("  bord                     regler         insats  platser    skapare",
+                 "  table                    rules          stake   seats      creator"),
+    "lan_gone": ("(borta)", "(gone)"),
     "lan_peers": ("{n} spelare hörda", "{n} peer(s) heard"),
     "lan_full": ("fullt", "full"),
     "lan_none": ("Inga bord hörda än. Skapa ett med c.", "No tables heard yet. Create one with c."),
@@ -270,6 +271,11 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                   "--seats {wanted}", "Others can join: p2pkille play, or p2pkille peer "
                   "--table {table} --seats {wanted}"),
     "wait_join": ("Ber om en plats vid {table} ...", "Asking for a seat at {table} ..."),
+    "wait_join_by": ("Ber {creator} om en plats vid {table} ...",
+                     "Asking {creator} for a seat at {table} ..."),
+    "wait_asks": ("Vill sitta med: {who}  (a: släpp in, r: neka)",
+                  "Wants a seat: {who}  (a: let in, r: refuse)"),
+    "wait_more": ("... och {n} till väntar.", "... and {n} more waiting."),
     "wait_accept": ("Alla {wanted} platser tagna: {n} av {wanted} har godkänt listan ...",
                     "All {wanted} seats taken: {n} of {wanted} accepted the roster ..."),
     "wait_start": ("Bordet är format, spelet börjar ...", "The table is formed; the game "

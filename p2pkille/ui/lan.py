@@ -2,7 +2,14 @@
 exactly as ``p2pkille peer`` does it.
 
 :class:`LanLobby` browses ``_p2pkille._tcp`` on the given interfaces and keeps the list of
-tables (:attr:`LanLobby.tables`). :meth:`LanLobby.create` and :meth:`LanLobby.join` start a
+tables (:attr:`LanLobby.tables`): one row per table name and creator, each with the
+creator's key fingerprint and the terms the creator's own signed advert states. Joining a
+row binds the player's peer to that row's creator: a roster signed by anybody else is
+refused, so a stranger copying the name seats nobody who picked the real row. A creating
+player decides who sits: its own bots are seated as they join; anybody else waits in the
+lobby's ``pending`` until the player accepts or refuses it (:meth:`LanSession.accept`).
+
+:meth:`LanLobby.create` and :meth:`LanLobby.join` start a
 :class:`LanSession`: the player's own peer runs :func:`~p2pkille.net.peer.run_peer` (the
 same lobby protocol, TCP mesh and advertisement as ``p2pkille peer``; a ``p2pkille peer``
 process or another ``p2pkille play`` can take a free seat), with a
@@ -63,7 +70,8 @@ def lan_address() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Listed:
-    """One table heard on the LAN (what its peers advertise: a hint, checked at connect)."""
+    """One table heard on the LAN: a name as one creator offers it (the terms are what the
+    creator's own signed advert says; where it listens is a hint, checked at connect)."""
 
     table: bytes
     name: str
@@ -72,9 +80,10 @@ class Listed:
     taken: int
     wanted: int
     creator: str
-    """The fingerprint of the first peer heard for it (before the table is formed, only
-    its creator advertises)."""
+    """The creator's key fingerprint: joining binds to it."""
     peers: int
+    creator_heard: bool = True
+    """The creator's own advert is heard (else the terms are a member's)."""
 
     @property
     def full(self) -> bool:
@@ -150,9 +159,14 @@ class LanSession:
 
     def __init__(self, settings: PeerSettings, player: str, bots: int, pace: float,
                  timing: Timing | None) -> None:
-        self.settings = settings
         self.player = player
         self.bots = bots
+        # The bots' keys are made now: the lobby seats them without asking the player.
+        self.bot_identities = [Identity.from_seed(secrets.token_bytes(32)) for _ in range(bots)]
+        if settings.create:
+            settings = replace(settings, ask=True, admit=frozenset(
+                i.public.fingerprint for i in self.bot_identities))
+        self.settings = settings
         self.pace = pace
         self.timing = timing or Timing()
         self.phase = Phase.LOBBY
@@ -165,7 +179,7 @@ class LanSession:
         self.decider = HumanDecider()
         self.identity = settings.identity or Identity.from_seed(secrets.token_bytes(32))
         self.names: dict[bytes, str] = {self.identity.public.raw: player}
-        self.bot_keys: set[bytes] = set()
+        self.bot_keys: set[bytes] = {i.public.raw for i in self.bot_identities}
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -190,6 +204,25 @@ class LanSession:
             return 0
         seated = lobby.roster.members if lobby.roster is not None else lobby.joined
         return sum(1 for seat in seated if seat.identity.raw in self.bot_keys)
+
+    def waiting(self) -> list[str]:
+        """Fingerprints of the joiners waiting for the player's decision, oldest first."""
+        lobby = self.lobby
+        if lobby is None or not lobby.creating or lobby.roster is not None:
+            return []
+        return [seat.identity.fingerprint for seat in lobby.pending.values()]
+
+    def accept(self, fingerprint: str) -> None:
+        """Seat the waiting joiner with this key fingerprint (the player said yes)."""
+        lobby = self.lobby
+        if lobby is not None:
+            # What the lobby answers (the roster, once full) goes out with its next tick.
+            lobby.accept(fingerprint, asyncio.get_running_loop().time())
+
+    def refuse(self, fingerprint: str) -> None:
+        """Turn the waiting joiner with this key fingerprint away (the player said no)."""
+        if self.lobby is not None:
+            self.lobby.refuse(fingerprint)
 
     def start(self) -> asyncio.Task[None]:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="lan session")
@@ -251,10 +284,8 @@ class LanSession:
                 await asyncio.sleep(0.02)
         address = PeerAddress.parse(self.lobby.address)
         rng = random.Random(secrets.randbits(64))
-        for i in range(self.bots):
-            identity = Identity.from_seed(secrets.token_bytes(32))
+        for i, identity in enumerate(self.bot_identities):
             self.names[identity.public.raw] = BOT_NAMES[i % len(BOT_NAMES)]
-            self.bot_keys.add(identity.public.raw)
             bot: Decider = make_bot(BOT_KINDS[(i + 1) % len(BOT_KINDS)],
                                     random.Random(rng.getrandbits(64)))
             pacer: PacedDecider | None = None
@@ -367,11 +398,7 @@ class LanLobby:
 
 
 def _listing(browser: TableBrowser) -> list[Listed]:
-    out = []
-    for table, sightings in browser.tables().items():
-        first = sightings[0].advert
-        out.append(Listed(table, first.name, first.ruleset, first.stake,
-                          max(s.advert.seats_taken for s in sightings), first.seats_wanted,
-                          first.fingerprint, len(sightings)))
-    return sorted(out, key=lambda t: (t.name, t.table))
+    return [Listed(row.table, row.name, row.advert.ruleset, row.advert.stake, row.taken,
+                   row.advert.seats_wanted, row.creator, len(row.sightings), row.by_creator)
+            for row in browser.listings()]
 

@@ -1,6 +1,11 @@
 """The lobby screen of ``p2pkille play``: the tables on the LAN, the form to create one,
 the wait until it is formed, then the table screen.
 
+The list has one row per table name and creator, with the creator's key fingerprint;
+joining a row binds to that creator. While a created table waits, every player asking for
+a seat is shown by its key fingerprint, oldest first: ``a`` lets the first one in, ``r``
+turns it away (the player's bots sit down without asking).
+
 :class:`LobbyScreen` is a model like :class:`~p2pkille.ui.model.TableScreen` (``render``
 gives lines of fragments, ``press`` takes one key) over a :class:`~p2pkille.ui.lan.
 LanLobby`. Once the player's table is formed it hands every key and the whole window to
@@ -178,7 +183,15 @@ class LobbyScreen:
             self.notice = self.t("lan_key", key=key)
 
     def _wait_key(self, key: str) -> None:
-        if key == "escape":
+        session = self.session
+        waiting = session.waiting() if session is not None else []
+        if key in ("a", "r") and session is not None and waiting:
+            if key == "a":
+                session.accept(waiting[0])
+            else:
+                session.refuse(waiting[0])
+            self.notice = ""
+        elif key == "escape":
             self.lan.leave()
             self.view = View.LIST
             self.notice = ""
@@ -258,8 +271,11 @@ class LobbyScreen:
         seats = f"{listed.taken}/{listed.wanted}"
         if listed.full:
             seats += " " + self.t("lan_full")
+        creator = listed.creator if listed.creator_heard else (
+            f"{listed.creator} {self.t('lan_gone')}")
         cells = (f"{'▶' if chosen else ' '} {listed.name:<24.24} {listed.ruleset:<14.14} "
-                 f"{listed.stake:<7} {seats:<10} {self.t('lan_peers', n=listed.peers)}")
+                 f"{listed.stake:<7} {seats:<10} {creator}  "
+                 f"{self.t('lan_peers', n=listed.peers)}")
         return [("class:turnseat" if chosen else ("class:deadseat" if listed.full else ""),
                  cells)]
 
@@ -307,6 +323,14 @@ class LobbyScreen:
                 if wanted - 1 - session.bots > 0:
                     out.append([("class:rule", self.t("wait_open", table=_quoted(offer.name),
                                                       wanted=wanted))])
+                waiting = session.waiting()
+                if waiting:
+                    out.append([("class:notice", self.t("wait_asks", who=waiting[0]))])
+                    if len(waiting) > 1:
+                        out.append([("", self.t("wait_more", n=len(waiting) - 1))])
+            elif session.settings.creator is not None:
+                out.append([("", self.t("wait_join_by", table=offer.name,
+                                        creator=session.settings.creator))])
             else:
                 out.append([("", self.t("wait_join", table=offer.name))])
         out += [[], [("class:footer", self.t("wait_keys"))]]

@@ -37,7 +37,7 @@ async def main(index: int, n: int, table: bytes, kind: str, port: int) -> None:
             zc = open_zeroconf(LOOPBACK)
             advert = TableAdvert(table, "multi-process", "wikipedia", 1, n, n,
                                  me.public.fingerprint)
-            async with Advertiser(zc, advert, transport.port, LOOPBACK), \
+            async with Advertiser(zc, advert, transport.port, LOOPBACK, me), \
                     TableBrowser(zc) as browser:
                 feeder = tg.create_task(feed_peers(browser, table, transport.add_peer,
                                                    exclude=me.public.fingerprint))

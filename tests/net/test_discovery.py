@@ -39,23 +39,53 @@ def run(coro: Coroutine[Any, Any, None], timeout: float = 30.0) -> None:
 
 
 def advert(index: int, table: bytes, **changes: Any) -> TableAdvert:
+    """Identity ``index``'s advert, signed (as an :class:`Advertiser` signs it)."""
     fields: dict[str, Any] = {
         "table": table, "name": "Fredagskille på Ön", "ruleset": "wikipedia", "stake": 5,
         "seats_taken": 1, "seats_wanted": 4,
         "fingerprint": identity(index).public.fingerprint, "transports": ("mesh", "mqtt")}
     fields.update(changes)
-    return TableAdvert(**fields)
+    return TableAdvert(**fields).signed(identity(index))
+
+
+def txt_of(ad: TableAdvert) -> dict[bytes, bytes | None]:
+    return {k.encode(): v.encode() for k, v in ad.to_txt().items()}
 
 
 def test_advert_txt_round_trip_fits_txt_items() -> None:
-    ad = advert(0, b"\x01" * 64, name="x" * 64)
+    ad = advert(0, b"\x01" * 64, name="x" * 64, creator=identity(3).public.fingerprint)
     txt = ad.to_txt()
     assert all(len(k) + 1 + len(v.encode()) <= 255 for k, v in txt.items())
-    props = {k.encode(): v.encode() for k, v in txt.items()}
-    assert TableAdvert.from_txt(props) == ad
+    assert TableAdvert.from_txt(txt_of(ad)) == ad
     assert eval(repr(ad)) == ad
     assert ad.fingerprint in ad.instance
     assert len(ad.instance.encode()) <= 63
+    assert ad.creator == identity(3).public.fingerprint
+    assert not ad.by_creator
+    # Without a creator, the advertising peer is the creator.
+    assert advert(1, b"t").creator == identity(1).public.fingerprint
+
+
+def test_an_advert_speaks_only_for_the_key_that_signed_it() -> None:
+    """Terms under another peer's fingerprint cannot be made up: the TXT record is signed
+    by the key whose fingerprint it carries (a replay of that peer's own record is all a
+    stranger can advertise in its name)."""
+    honest = advert(0, b"t")
+    unsigned = TableAdvert(b"t", "x", "wikipedia", 1, 1, 4, identity(0).public.fingerprint)
+    with pytest.raises(BadAdvert, match="missing"):
+        TableAdvert.from_txt(txt_of(unsigned))
+    # Identity 1 signs terms under identity 0's fingerprint.
+    forged = txt_of(honest)
+    forged[b"stake"] = b"999999"
+    with pytest.raises(BadAdvert, match="bad signature"):
+        TableAdvert.from_txt(forged)
+    theirs = txt_of(TableAdvert(b"t", "Fredagskille på Ön", "wikipedia", 999999, 1, 4,
+                                identity(1).public.fingerprint).signed(identity(1)))
+    theirs[b"fp"] = honest.fingerprint.encode()
+    with pytest.raises(BadAdvert, match="carries the key of"):
+        TableAdvert.from_txt(theirs)
+    with pytest.raises(ValueError, match="signed by"):
+        unsigned.signed(identity(1))
 
 
 @pytest.mark.parametrize(("key", "value", "reason"), [
@@ -65,16 +95,17 @@ def test_advert_txt_round_trip_fits_txt_items() -> None:
     (b"name", b"\xff\xfe", "not UTF-8"), (b"name", b"a\nb", "table name"),
     (b"ruleset", b"Wiki Pedia", "ruleset"), (b"tr", b"", "transports"),
     (b"v", b"0", "protocol version"), (b"v", None, "missing"),
+    (b"cr", b"nobody", "creator"), (b"key", b"!", "key"), (b"key", b"AAAA", "key"),
+    (b"sig", b"AAAA", "signature"), (b"sig", None, "missing"),
 ])
 def test_malformed_txt_is_refused(key: bytes, value: bytes | None, reason: str) -> None:
-    props: dict[bytes, bytes | None] = {
-        k.encode(): v.encode() for k, v in advert(0, b"t").to_txt().items()}
+    props = txt_of(advert(0, b"t"))
     props[key] = value
     with pytest.raises(BadAdvert, match=reason):
         TableAdvert.from_txt(props)
 
 
-VALID_TXT = {k.encode(): v.encode() for k, v in advert(0, b"t").to_txt().items()}
+VALID_TXT = txt_of(advert(0, b"t"))
 TXT_VALUES = (st.none() | st.binary(max_size=40) | st.text(max_size=70).map(str.encode)
               | st.sampled_from([b"1", b"4", b"0", b"99999999999999999", b"dA", b"mesh",
                                  b"0123456789abcdef", b"mesh,,mqtt"]))
@@ -105,8 +136,8 @@ def test_two_advertisers_are_listed_live_and_a_bad_record_is_ignored(
                     parsed_addresses=LOOPBACK)
                 await (await one.async_register_service(bad))
                 ad1, ad2 = advert(1, table), advert(2, table, seats_taken=2)
-                async with Advertiser(one, ad1, 4001, LOOPBACK), \
-                        Advertiser(two, ad2, 4002, LOOPBACK) as adv2:
+                async with Advertiser(one, ad1, 4001, LOOPBACK, identity(1)), \
+                        Advertiser(two, ad2, 4002, LOOPBACK, identity(2)) as adv2:
 
                     def both(b: TableBrowser) -> bool:
                         return len(b.tables().get(table, [])) == 2
@@ -156,7 +187,7 @@ def test_three_peers_find_each_other_and_mesh_up() -> None:
                 stack.push_async_callback(zc.async_close)
                 await mesh.wait_ready()
                 ad = TableAdvert(table, "t", "wikipedia", 1, 3, 3, ident.public.fingerprint)
-                advertisers.append(Advertiser(zc, ad, mesh.port, LOOPBACK))
+                advertisers.append(Advertiser(zc, ad, mesh.port, LOOPBACK, ident))
                 browser = await stack.enter_async_context(TableBrowser(zc))
                 feeders.append(tg.create_task(feed_peers(
                     browser, table, mesh.add_peer, exclude=ident.public.fingerprint)))

@@ -418,25 +418,33 @@ def test_a_peer_that_does_not_read_is_cut_off(caplog: pytest.LogCaptureFixture) 
     assert any("is not reading" in r.getMessage() for r in caplog.records)
 
 
-def test_handshakes_in_progress_are_limited(caplog: pytest.LogCaptureFixture) -> None:
+def test_handshakes_in_progress_are_limited_and_the_oldest_silent_one_makes_room(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A full table of unfinished handshakes never refuses a newcomer: the oldest connection
+    that has not sent its hello is closed instead."""
     async def main() -> None:
         ident = identity(0)
         mesh = Mesh(ident, TABLE, [ident.public], max_pending_handshakes=3,
-                    handshake_timeout=5.0)
+                    handshake_timeout=5.0, hello_timeout=5.0)
         async with asyncio.TaskGroup() as tg:
             task = tg.create_task(mesh.run(lambda who, data: None))
             await mesh.wait_ready()
-            silent = [await asyncio.open_connection("127.0.0.1", mesh.port) for _ in range(3)]
-            await asyncio.sleep(0.05)
-            reader, _ = await asyncio.open_connection("127.0.0.1", mesh.port)
-            async with asyncio.timeout(1):  # refused at once, long before the 5 s timeout
-                assert await closed_by_peer(reader)
-            for _, writer in silent:
+            silent = []
+            for _ in range(3):
+                silent.append(await asyncio.open_connection("127.0.0.1", mesh.port))
+                await until(lambda: mesh.pending_handshakes == len(silent), 3, "pending")
+            newcomer = await asyncio.open_connection("127.0.0.1", mesh.port)
+            async with asyncio.timeout(1):  # at once, long before the 5 s timeouts
+                assert await closed_by_peer(silent[0][0])
+            assert mesh.pending_handshakes == 3
+            assert mesh.evicted == 1
+            for _, writer in [*silent, newcomer]:
                 writer.close()
             task.cancel()
 
     run(main())
-    assert any("3 handshakes already pending" in r.getMessage() for r in caplog.records)
+    assert any("3 handshakes pending; closing the oldest unfinished one" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_a_connection_arriving_as_the_mesh_closes_is_refused_without_a_stray_coroutine(
@@ -464,7 +472,7 @@ def test_a_connection_arriving_as_the_mesh_closes_is_refused_without_a_stray_cor
         writer = Writer()
         mesh._on_inbound(asyncio.StreamReader(), writer)  # type: ignore[arg-type]
         assert writer.transport.aborted
-        assert mesh._pending == 0
+        assert mesh.pending_handshakes == 0
 
     run(main())
     assert not [w for w in recwarn.list if "never awaited" in str(w.message)]

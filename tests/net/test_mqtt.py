@@ -390,3 +390,72 @@ def test_what_is_sent_while_disconnected_goes_out_on_connection(mosquitto: Broke
 
     run(main())
     assert got == [b"queued 1", b"queued 2"]
+
+
+@pytest.mark.broker
+def test_game_traffic_goes_before_repair_and_a_full_game_lane_says_so(
+        mosquitto: Broker, caplog: pytest.LogCaptureFixture) -> None:
+    url = BrokerUrl("127.0.0.1", mosquitto.port)
+    got: list[bytes] = []
+
+    async def main() -> None:
+        transport = MqttTransport(peer_name(identity(0).public), TABLE, url, max_queue=2,
+                                  max_repair=2)
+        # Queued before the connection: the repair lane was filled first.
+        for n in range(3):
+            assert transport.send_repair("someone", b"repair %d" % n) == 1
+        assert transport.send(None, b"game 1") == 1
+        assert transport.send(None, b"game 2") == 1
+        assert transport.send(None, b"game 3") == 0  # the game lane is full: said, counted
+        assert transport.queued == (2, 2)
+        assert (transport.dropped, transport.repair_dropped) == (1, 1)
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as raw:
+            await raw.subscribe(f"{topic_prefix(TABLE)}/+/#", qos=1)
+            task = asyncio.create_task(transport.run(lambda who, data: None))
+            async with asyncio.timeout(5):
+                async for message in raw.messages:
+                    if not message.topic.matches(f"{topic_prefix(TABLE)}/presence/+"):
+                        got.append(bytes(message.payload))
+                    if len(got) == 4:
+                        break
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    run(main())
+    # The oldest repair message made room for a newer one; game traffic went first.
+    assert got == [b"game 1", b"game 2", b"repair 1", b"repair 2"]
+    assert any("dropped one (1 so far): the peers will fetch what they miss by gap fill"
+               in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("protocol", ["5", "3.1.1"])
+def test_a_huge_publish_never_reaches_a_peer_and_strangers_are_ignored_once_members_are_set(
+        mosquitto: Broker, protocol: str) -> None:
+    """Over MQTT 5 the peer announces a Maximum Packet Size: the broker drops a 5 MB
+    publish for it. (3.1.1 has no such field: the peer reads it and then refuses it.)"""
+    url = BrokerUrl("127.0.0.1", mosquitto.port, protocol=protocol)
+    got: list[tuple[str, bytes]] = []
+    me, member = peer_name(identity(0).public), peer_name(identity(1).public)
+
+    async def main() -> None:
+        transport = MqttTransport(me, TABLE, url)
+        task = asyncio.create_task(transport.run(lambda who, data: got.append((who, data))))
+        await transport.wait_ready()
+        prefix = topic_prefix(TABLE)
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as raw:
+            await raw.publish(f"{prefix}/all/mallory", b"h" * (5 << 20), qos=1)
+            await raw.publish(f"{prefix}/all/mallory", b"small 1", qos=1)
+            await until(lambda: ("mallory", b"small 1") in got, 10, "small 1")
+            transport.set_members([me, member])
+            await raw.publish(f"{prefix}/all/mallory", b"small 2", qos=1)
+            await raw.publish(f"{prefix}/all/{member}", b"small 3", qos=1)
+            await until(lambda: (member, b"small 3") in got, 5, "small 3")
+        assert [data for _, data in got] == [b"small 1", b"small 3"]
+        assert transport.strangers == 1
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    run(main())

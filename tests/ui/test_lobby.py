@@ -20,13 +20,16 @@ from prompt_toolkit.output import DummyOutput
 
 from cli.play import lobby_screen
 from p2pkille.net.discovery import Advertiser, TableAdvert, open_zeroconf
+from p2pkille.net.lobby import Lobby
+from p2pkille.net.peer import PeerSettings
 from p2pkille.runtime.node import Timing
 from p2pkille.ui.app import build_app, play_lan
 from p2pkille.ui.human import Ask
-from p2pkille.ui.lan import LanLobby, NewTable
+from p2pkille.ui.lan import LanLobby, LanSession, NewTable
 from p2pkille.ui.lobby import LobbyScreen, View
 from p2pkille.ui.model import TableScreen
 from p2pkille.ui.session import TableSpec
+from protocol.identity import Identity
 from tests.net.processes import collect, start, stop
 from tests.ui.pilot import FakeClock, wait_for
 
@@ -91,14 +94,17 @@ def test_a_table_advertised_on_loopback_appears_in_the_list(inp: PipeInput) -> N
         assert "No tables heard yet" in screen.text()
         assert "Tables on the LAN (listening on 127.0.0.1)" in screen.text()
         zc = open_zeroconf(LOOPBACK)
-        advert = TableAdvert(uuid.uuid4().bytes, name, "bytes-kille", 2, 1, 4,
-                             "0123456789abcdef")
+        creator = Identity.from_seed(b"\x21" * 32)
+        fingerprint = creator.public.fingerprint
+        advert = TableAdvert(uuid.uuid4().bytes, name, "bytes-kille", 2, 1, 4, fingerprint)
         try:
-            async with Advertiser(zc, advert, 40404, LOOPBACK):
+            async with Advertiser(zc, advert, 40404, LOOPBACK, creator):
                 await wait_for(lambda: name in screen.text(), 20)
                 line = next(line for line in screen.text().splitlines() if name in line)
                 # Other tables on loopback (other tests') may be listed too.
-                assert re.search(rf"^[▶ ] {name}\s+bytes-kille\s+2\s+1/4\s+1 peer", line), line
+                assert re.search(
+                    rf"^[▶ ] {name}\s+bytes-kille\s+2\s+1/4\s+{fingerprint}\s+1 peer", line), \
+                    line
                 await select(screen, inp, name)
                 assert next(line for line in screen.text().splitlines()
                             if name in line).startswith("▶")
@@ -235,6 +241,13 @@ def test_a_peer_process_takes_the_open_seat_of_a_created_table(inp: PipeInput) -
                        or "2 of 3 seats taken" in screen.text(), 20)
         assert "Others can join: p2pkille play, or p2pkille peer --table" in screen.text()
         procs.extend(start([peer_command(name, 3, "--hands", "1")]))
+        # The player decides who sits: the stranger waits until it is let in.
+        await wait_for(lambda: "Wants a seat: " in screen.text(), 30)
+        session = lan.session
+        assert session is not None
+        assert session.lobby is not None
+        assert len(session.lobby.joined) < 3
+        inp.send_text("a")
         await wait_for(lambda: screen.view is View.TABLE, 40)
         await wait_for(lambda: re.search(r"rank \d+ of 21", screen.text()) is not None, 40)
         found = re.search(r"peer [0-9a-f]{6}", screen.text())
@@ -272,7 +285,7 @@ def test_joining_a_table_created_by_a_peer_process(inp: PipeInput) -> None:
     async def body(lan: LanLobby, screen: LobbyScreen) -> None:
         await wait_for(lambda: name in screen.text(), 30)
         line = next(line for line in screen.text().splitlines() if name in line)
-        assert re.search(r"1/2\s+1 peer", line), line
+        assert re.search(r"1/2\s+[0-9a-f]{16}\s+1 peer", line), line
         await select(screen, inp, name)
         inp.send_text("\r")
         await wait_for(lambda: screen.view is not View.LIST)
@@ -315,3 +328,53 @@ def test_a_table_that_fails_is_a_message_and_esc_goes_back(inp: PipeInput) -> No
             assert "Tables on the LAN" in screen.text()
 
         run_lobby(inp, body)
+
+
+def test_a_creating_player_sees_each_joiner_by_key_and_lets_it_in_or_refuses_it() -> None:
+    """The creator decides who sits: each stranger asking for a seat is shown by its key
+    fingerprint, oldest first; ``a`` lets it in, ``r`` turns it away. The player's bots sit
+    down without asking."""
+    from p2pkille.net.lobby import channel_id, encode_message
+    from p2pkille.net.mesh import peer_name
+    from protocol import canonical
+
+    async def main() -> None:
+        lan = LanLobby(LOOPBACK, "127.0.0.1", "Tester")
+        screen = LobbyScreen(lan, "en", lambda table: None)  # type: ignore[arg-type,return-value]
+        # The session as LanLobby.create makes it, its lobby driven by hand (not started).
+        session = LanSession(PeerSettings(offer=NewTable("keys", seats=4, bots=1).offer(),
+                                          create=True), "Tester", 1, 0.0, None)
+        lan.session = session
+        lobby = Lobby(session.identity, bytes([0x44]) * 32, session.settings.offer,
+                      table=b"K" * 16, ask=session.settings.ask,
+                      admit=session.settings.admit)
+        session.lobby = lobby
+        screen.view = View.WAIT
+        strangers = [Identity.from_seed(bytes([0x60 + i]) * 32) for i in range(3)]
+
+        def join(who: Identity) -> None:
+            lobby.receive(peer_name(who.public), encode_message(who, {
+                "address": "", "channel": canonical.b64encode(channel_id("keys")),
+                "creator": session.identity.public.fingerprint,
+                "delivery": canonical.b64encode(bytes([0x50]) * 32), "type": "join"}), 0.0)
+
+        bot = session.bot_identities[0]
+        join(bot)
+        assert [s.identity for s in lobby.joined] == [session.identity.public, bot.public]
+        for who in strangers:
+            join(who)
+        text = screen.text()
+        assert f"Wants a seat: {strangers[0].public.fingerprint}  (a: let in, r: refuse)" \
+            in text
+        assert "... and 2 more waiting." in text
+        screen.press("r")
+        assert f"Wants a seat: {strangers[1].public.fingerprint}" in screen.text()
+        screen.press("a")
+        assert lobby.joined[-1].identity == strangers[1].public
+        screen.press("a")  # the last seat: the roster is made
+        assert lobby.roster is not None
+        assert {s.identity for s in lobby.roster.members} == {
+            session.identity.public, bot.public, strangers[1].public, strangers[2].public}
+        assert "Wants a seat" not in screen.text()
+
+    asyncio.run(main())
