@@ -177,13 +177,15 @@ class Game:
     :attr:`expecting` says what comes next.
 
     Public state (read it, never write it; only facts change the game): ``chips``,
-    ``pot``, ``in_game``, ``buybacks``, ``dealer``, ``winner``, ``hand_no``, ``phase``
-    (a :class:`Phase` value) and ``expect_seat``; for the current hand ``order`` (seat
-    per position), ``dealt``, ``forhand``, ``hold`` (token per position), ``alive``,
-    ``via_swap`` (the card came by a swap), ``as_target`` (got it as a target),
-    ``stock`` (tokens, top first), ``turn``, ``req``/``tgt`` (requester and target
-    positions of the pending offer), ``draw_index``, ``n_alive``, ``n_in``; and
-    ``result`` (:class:`HandResult`) once a hand has ended.
+    ``pot``, ``in_game``, ``buybacks``, ``buybacks_closed`` (regular buy-backs have
+    ended for good: once the game has had ``options.buybacks_close_at`` players or
+    fewer), ``dealer``, ``winner``, ``hand_no``, ``phase`` (a :class:`Phase` value) and
+    ``expect_seat``; for the current hand ``order`` (seat per position), ``dealt``,
+    ``forhand``, ``hold`` (token per position), ``alive``, ``via_swap`` (the card came by
+    a swap), ``as_target`` (got it as a target), ``stock`` (tokens, top first), ``turn``,
+    ``req``/``tgt`` (requester and target positions of the pending offer),
+    ``draw_index``, ``n_alive``, ``n_in``; and ``result`` (:class:`HandResult`) once a
+    hand has ended.
     """
 
     __slots__ = (
@@ -193,6 +195,7 @@ class Game:
         "as_target",
         "aside",
         "buybacks",
+        "buybacks_closed",
         "chain",
         "chips",
         "claims",
@@ -276,6 +279,8 @@ class Game:
         self.n_in = n
         self.buybacks = [0] * n
         self.expelled = [False] * n  # removed for a fault: never back (sale, buy-back)
+        self.buybacks_closed = False
+        _note_count(self)
         self.dealer = dealer
         self.winner: int | None = None
         self.hand_no = 0
@@ -413,6 +418,7 @@ class Game:
             return
         self.in_game[seat] = False
         self.n_in -= 1
+        _note_count(self)
         if self.events is not None:
             self.events.append(Event("expel", seat=seat))
         if self.n_in == 1:
@@ -875,19 +881,27 @@ def _record(g: Game, *, redealt: bool = False, sold_out: bool = False) -> None:
     )
 
 
+def _note_count(g: Game) -> None:
+    """Buy-backs end for good once the game is down to ``buybacks_close_at`` players or
+    fewer; a later two-left buy-in does not reopen them (B "ingen mer chans", R)."""
+    if g.n_in <= g.options.buybacks_close_at:
+        g.buybacks_closed = True
+
+
 def _end_hand(g: Game) -> None:
     _record(g)
     in_game = g.in_game
     for seat in set(g.died):
         in_game[seat] = False
     g.n_in = sum(in_game)
+    _note_count(g)
     opts = g.options
     n_seats = len(g.names)
     ring = [(g.forhand + k) % n_seats for k in range(n_seats)]
     queue: list[tuple[int, int]] = []
     if opts.two_left_buyin and g.n_in == 2:
         queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and not g.expelled[s]]
-    elif g.n_in > opts.buybacks_close_at:
+    elif not g.buybacks_closed:
         limit = opts.buyback_limit
         if opts.buyback_timing is BuybackTiming.IMMEDIATE:
             candidates = set(g.died)

@@ -353,6 +353,43 @@ def test_bytes_kille_buybacks_end_at_three_left() -> None:
              hand("A=husar B=5 C=6 D=2", "A keep, B keep, C keep, D keep", after="D buyin"))
 
 
+def test_bytes_kille_buybacks_stay_closed_after_a_two_left_buyin_refills_the_table() -> None:
+    # Hand 1 (dealer E, förhand A): husar and husu are two killing cards, so the two lowest
+    # values die with their ties: C's 2, D's 3, E's 3. Two are left, so buy-backs have
+    # ended; the two-left buy-in, from förhand A: C pays 2 x 50 = 100 (pot 150), D
+    # declines its 300, E pays 300 (pot 450). Hand 2 (dealer A: B C E A) shows no killing
+    # card and four stay in the game, yet D may not buy back: "ingen mer chans" (004).
+    first = hand("A=husar B=husu C=2 D=3 E=3", "A keep, B keep, C keep, D keep, E keep",
+                 after="C buyin, D decline, E buyin")
+    second = hand("B=5 C=6 E=7 A=8", "B keep, C keep, E keep, A keep")
+    out = play("bytes-kille", "A B C D E", "E", first, second, chips=500)
+    assert out["hands"][0]["in_game"] == ["A", "B", "C", "E"]
+    assert out["hands"][0]["pot"] == 450
+    assert out["hands"][1]["died"] == []
+    assert out["hands"][1]["in_game"] == ["A", "B", "C", "E"]
+    assert "buyin" not in kinds(out["hands"][1])
+    assert "decline" not in kinds(out["hands"][1])
+    late = hand("B=5 C=6 E=7 A=8", "B keep, C keep, E keep, A keep", after="D buyin")
+    with pytest.raises(ReplayError, match="D has no buy-in choice") as caught:
+        play("bytes-kille", "A B C D E", "E", first, late, chips=500)
+    assert (caught.value.hand, caught.value.move) == (2, None)
+
+
+def test_bytes_kille_two_left_buyin_is_offered_again_when_deaths_bring_two_again() -> None:
+    # Hand 1 (dealer D): husar and husu kill the two lowest, C and D; two are left. C
+    # buys in for 80 (pot 120), D declines. Hand 2 (dealer A: B C A): husar kills the
+    # lowest, B; the count is down to two again, so every starter out of the game is
+    # asked again, D too: B declines 240, D buys in for 240 (pot 360).
+    first = hand("A=husar B=husu C=2 D=3", "A keep, B keep, C keep, D keep",
+                 after="C buyin, D decline")
+    second = hand("B=2 C=husar A=6", "B keep, C keep, A keep", after="B decline, D buyin")
+    out = play("bytes-kille", "A B C D", "D", first, second, chips=1000)
+    assert out["hands"][0]["pot"] == 120
+    assert out["hands"][1]["died"] == ["B"]
+    assert out["hands"][1]["pot"] == 360
+    assert out["hands"][1]["in_game"] == ["A", "C", "D"]
+
+
 def test_a_buyin_that_cannot_be_paid_is_bad_input() -> None:
     with pytest.raises(ReplayError, match="cannot pay"):
         play("bytes-kille", "A B C D", "D",
