@@ -899,7 +899,9 @@ def _end_hand(g: Game) -> None:
     n_seats = len(g.names)
     ring = [(g.forhand + k) % n_seats for k in range(n_seats)]
     queue: list[tuple[int, int]] = []
-    if opts.two_left_buyin and g.n_in == 2:
+    if opts.two_left_buyin and g.n_in == 2 and g.died:
+        # The hand's deaths brought the count down to two (B "om det är t ex fyra kvar som
+        # spelar och två av dessa blir utslagna"); a hand that began with two offers nothing.
         queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and not g.expelled[s]]
     elif not g.buybacks_closed:
         limit = opts.buyback_limit

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from p2pkille.bots import RandomBot, ThresholdBot
 from p2pkille.engine.cards import DECK_SIZE
-from p2pkille.engine.machine import _REGULAR, Game, Phase
+from p2pkille.engine.machine import _REGULAR, _TWO_LEFT, Game, Phase
 from p2pkille.engine.options import PRESETS
 from p2pkille.engine.referee import Referee
 
@@ -44,6 +44,7 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
     closed = False  # buy-backs have ended for good (bytes-kille: three or fewer remained)
     while not game.over and game.hand_no < HAND_CAP:
         referee.apply(referee.next_fact())  # the deal
+        dealt = len(game.order)
         while game.phase not in (Phase.DEAL, Phase.OVER):
             fact = referee.next_fact()
             showdown = game.phase == Phase.SHOWDOWN
@@ -57,6 +58,8 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
                 closed = closed or left <= opts.buybacks_close_at
                 kinds = {kind for _, kind in game.after}
                 assert not (closed and _REGULAR in kinds), (left, game.after)
+                if _TWO_LEFT in kinds:
+                    assert left == 2 < dealt, (left, dealt)
         # The 42 cards are conserved: every token is in exactly one place.
         assert sorted(game.tokens_in_play()) == list(range(DECK_SIZE))
         # No hand leaves nobody alive.

@@ -375,6 +375,23 @@ def test_bytes_kille_buybacks_stay_closed_after_a_two_left_buyin_refills_the_tab
     assert (caught.value.hand, caught.value.move) == (2, None)
 
 
+def test_bytes_kille_two_left_buyin_only_when_deaths_bring_the_count_to_two() -> None:
+    # Hand 1 (dealer C, förhand A): husar is the one killing card, A's 1 dies and two are
+    # left: A is offered the two-left buy-in (2 x 30 = 60) and declines. Hand 2 (dealer
+    # A: B C) shows no killing card: nobody dies, the count stays at two, nothing is
+    # offered (004: "om det är t ex fyra kvar som spelar och två av dessa blir utslagna").
+    first = hand("A=1 B=husar C=6", "A keep, B keep, C keep", after="A decline")
+    second = hand("B=5 C=6", "B keep, C keep")
+    out = play("bytes-kille", "A B C", "C", first, second)
+    assert kinds(out["hands"][0])[-1] == "decline"
+    assert out["hands"][1]["died"] == []
+    assert "decline" not in kinds(out["hands"][1])
+    late = hand("B=5 C=6", "B keep, C keep", after="A buyin")
+    with pytest.raises(ReplayError, match="A has no buy-in choice") as caught:
+        play("bytes-kille", "A B C", "C", first, late)
+    assert (caught.value.hand, caught.value.move) == (2, None)
+
+
 def test_bytes_kille_two_left_buyin_is_offered_again_when_deaths_bring_two_again() -> None:
     # Hand 1 (dealer D): husar and husu kill the two lowest, C and D; two are left. C
     # buys in for 80 (pot 120), D declines. Hand 2 (dealer A: B C A): husar kills the
