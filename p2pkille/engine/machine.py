@@ -184,8 +184,9 @@ class Game:
     ``forhand``, ``hold`` (token per position), ``alive``, ``via_swap`` (the card came by
     a swap), ``as_target`` (got it as a target), ``stock`` (tokens, top first), ``turn``,
     ``req``/``tgt`` (requester and target positions of the pending offer),
-    ``draw_index``, ``n_alive``, ``n_in``; and ``result`` (:class:`HandResult`) once a
-    hand has ended.
+    ``draw_index``, ``n_alive``, ``n_in``, ``redeal_refused`` (a redeal request was
+    refused: no other in this hand); and ``result`` (:class:`HandResult`) once a hand
+    has ended.
     """
 
     __slots__ = (
@@ -225,6 +226,7 @@ class Game:
         "pot",
         "pre_done",
         "redeal_ok",
+        "redeal_refused",
         "req",
         "result",
         "sale",
@@ -313,6 +315,7 @@ class Game:
         self.cut_done = False
         self.pre_done = False
         self.redeal_ok = False
+        self.redeal_refused = False
         self.kille_to_req = False
         self.voters: list[int] = []
         self.votes_in = 0
@@ -351,7 +354,7 @@ class Game:
 
     def can_ask_redeal(self) -> bool:
         return self.phase == _TURN and self.redeal_ok and not self.pre_done and (
-            self.n_alive == len(self.order)
+            not self.redeal_refused and self.n_alive == len(self.order)
         )
 
     def sale_buyers(self) -> list[int]:
@@ -493,6 +496,7 @@ def _h_deal(g: Game, fact: Deal) -> None:
     g.pre_done = False
     opts = g.options
     g.redeal_ok = opts.redeal is not RedealRule.NONE and n == opts.redeal_players
+    g.redeal_refused = False
     g.result = None
     g.phase = _TURN
     g.expect_seat = order[0]
@@ -986,6 +990,8 @@ def _h_ask_redeal(g: Game, fact: AskRedeal) -> None:
             reason = "this ruleset has no redeals"
         elif g.pre_done:
             reason = "a refused request or sale this turn: keep or swap now"
+        elif g.redeal_refused:
+            reason = "a redeal was refused earlier in this hand: one redeal request per hand"
         else:
             reason = f"redeals need exactly {g.options.redeal_players} live players"
         raise g._illegal(fact, reason)
@@ -1017,7 +1023,10 @@ def _h_vote(g: Game, fact: Vote) -> None:
         g.events.append(Event("redeal_vote", seat=fact.seat, other=g.order[g.turn],
                               cause=choice.value, call=call))
     if choice is VoteChoice.REFUSE:
+        # One request per hand: an ordinary swap round and the showdown follow (B "då
+        # blir det i stället en sedvanlig bytesrunda och efter den är det 'upp till bevis'").
         g.pre_done = True
+        g.redeal_refused = True
         g.phase = _TURN
         g.expect_seat = g.order[g.turn]
         if g.events is not None:

@@ -129,6 +129,20 @@ def test_redeal_and_sale_where_not_allowed() -> None:
     _rejects(e, AskRedeal(0), "keep or swap now")
 
 
+@pytest.mark.parametrize("ruleset", ["bytes-kille", "enkortskille"])
+def test_a_second_redeal_request_in_a_hand(ruleset: str) -> None:
+    g = _game(ruleset, n=3)
+    g.apply(Deal())
+    g.apply(AskRedeal(0))
+    assert g.expect_seat is not None
+    g.apply(Vote(g.expect_seat, VoteChoice.REFUSE))
+    g.apply(Keep(0))
+    assert not g.can_ask_redeal()
+    _rejects(g, AskRedeal(1), "one redeal request per hand", "refused")
+    g.apply(Keep(1))
+    _rejects(g, AskRedeal(2), "one redeal request per hand")
+
+
 def test_bad_setup() -> None:
     with pytest.raises(InvalidSetupError, match=r"3\.\.15 players"):
         _game("wikipedia", n=2)

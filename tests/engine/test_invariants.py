@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from p2pkille.bots import RandomBot, ThresholdBot
 from p2pkille.engine.cards import DECK_SIZE
+from p2pkille.engine.facts import AskRedeal
 from p2pkille.engine.machine import _REGULAR, _TWO_LEFT, Game, Phase
 from p2pkille.engine.options import PRESETS
 from p2pkille.engine.referee import Referee
@@ -45,9 +46,14 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
     while not game.over and game.hand_no < HAND_CAP:
         referee.apply(referee.next_fact())  # the deal
         dealt = len(game.order)
+        requests = 0
         while game.phase not in (Phase.DEAL, Phase.OVER):
             fact = referee.next_fact()
             showdown = game.phase == Phase.SHOWDOWN
+            if isinstance(fact, AskRedeal):
+                # One redeal request per hand: a refusal is final for the hand.
+                requests += 1
+                assert requests == 1
             referee.apply(fact)
             # Chips plus pot are conserved (buy-ins and sales only move chips).
             assert sum(game.chips) + game.pot == total

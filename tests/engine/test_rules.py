@@ -448,6 +448,24 @@ def test_only_the_first_frage_kille_voter_may_depend() -> None:
     assert caught.value.move == 3
 
 
+@pytest.mark.parametrize(("ruleset", "first_voter"),
+                         [("bytes-kille", "C"), ("enkortskille", "B")])
+def test_one_redeal_request_per_hand(ruleset: str, first_voter: str) -> None:
+    # A asks and is refused; then comes an ordinary swap round and the showdown: B may
+    # not ask again in this hand (004: "då blir det i stället en sedvanlig bytesrunda och
+    # efter den är det 'upp till bevis'"; rulings: one redeal request per hand).
+    refused = f"A redeal, {first_voter} refuse, A keep"
+    with pytest.raises(ReplayError, match="one redeal request per hand") as caught:
+        play(ruleset, "A B C", "C", hand("A=1 B=2 C=3", f"{refused}, B redeal"))
+    assert (caught.value.hand, caught.value.move) == (1, 4)
+    # The next hand may ask again (nobody died: no killing card was shown).
+    out = play(ruleset, "A B C", "C", hand("A=1 B=2 C=3", f"{refused}, B keep, C keep"),
+               hand("B=1 C=2 A=3", "B redeal, C agree, A agree" if ruleset == "enkortskille"
+                    else "B redeal, A agree, C agree"))
+    assert out["hands"][0]["died"] == []
+    assert out["hands"][1]["redealt"] is True
+
+
 def test_enkortskille_redeal_the_two_others_answer_in_turn_order() -> None:
     out = one(play("enkortskille", "A B C", "C",
                    hand("A=1 B=2 C=3", "A keep, B redeal, C agree, A agree")))
