@@ -15,6 +15,7 @@ from p2pkille.engine.facts import (
     Disclosure,
     Fact,
     Keep,
+    SaleAnswer,
     Sell,
     Showdown,
     StockCard,
@@ -141,6 +142,26 @@ def test_a_second_redeal_request_in_a_hand(ruleset: str) -> None:
     _rejects(g, AskRedeal(1), "one redeal request per hand", "refused")
     g.apply(Keep(1))
     _rejects(g, AskRedeal(2), "one redeal request per hand")
+
+
+def test_a_seller_cannot_buy_a_card_back() -> None:
+    # Four seats, dealer D. Hand 1: A's 1 dies (husar shown). Hand 2 (dealer A: B C D):
+    # B sells its card to A; A takes B's place. Hand 3 (dealer B: C D A): nobody may sell
+    # B a card.
+    g = _game("enkortskille", n=4)
+    _to_after(g, (Rank.ONE, Rank.FIVE, Rank.SIX, Rank.HUSAR))
+    g.apply(Decline(0))
+    g.apply(Deal())
+    g.apply(Sell(1, 0, 5))
+    g.apply(SaleAnswer(0, True))
+    for seat in (0, 2, 3):
+        g.apply(Keep(seat))
+    g.apply(Showdown((Rank.FIVE, Rank.SIX, Rank.SEVEN)))  # no killing card
+    assert g.phase == Phase.DEAL  # B is not asked to buy back
+    g.apply(Deal())
+    assert g.order == [2, 3, 0]
+    assert 1 not in g.sale_buyers()
+    _rejects(g, Sell(2, 1, 5), "B sold its card", "out of the game for good")
 
 
 def test_bad_setup() -> None:

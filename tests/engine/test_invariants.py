@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from p2pkille.bots import RandomBot, ThresholdBot
 from p2pkille.engine.cards import DECK_SIZE
-from p2pkille.engine.facts import AskRedeal
+from p2pkille.engine.facts import AskRedeal, SaleAnswer
 from p2pkille.engine.machine import _REGULAR, _TWO_LEFT, Game, Phase
 from p2pkille.engine.options import PRESETS
 from p2pkille.engine.referee import Referee
@@ -43,6 +43,7 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
     total = n * chips
     opts = game.options
     closed = False  # buy-backs have ended for good (bytes-kille: three or fewer remained)
+    sellers: set[int] = set()
     while not game.over and game.hand_no < HAND_CAP:
         referee.apply(referee.next_fact())  # the deal
         dealt = len(game.order)
@@ -54,10 +55,16 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
                 # One redeal request per hand: a refusal is final for the hand.
                 requests += 1
                 assert requests == 1
+            if isinstance(fact, SaleAnswer) and fact.accept:
+                sellers.add(game.order[game.turn])
             referee.apply(fact)
             # Chips plus pot are conserved (buy-ins and sales only move chips).
             assert sum(game.chips) + game.pot == total
             assert min(game.chips) >= 0
+            # A seat that sold its card is out for good: no buy-back, no card bought.
+            assert not any(game.in_game[s] for s in sellers)
+            if game.phase == Phase.TURN:
+                assert not sellers & set(game.sale_buyers())
             if showdown:
                 # Right after the showdown n_in counts the players the hand's deaths left.
                 left = game.n_in
@@ -66,6 +73,7 @@ def test_random_games_keep_every_invariant(ruleset: str, data: st.DataObject,
                 assert not (closed and _REGULAR in kinds), (left, game.after)
                 if _TWO_LEFT in kinds:
                     assert left == 2 < dealt, (left, dealt)
+                assert not sellers & {seat for seat, _ in game.after}
         # The 42 cards are conserved: every token is in exactly one place.
         assert sorted(game.tokens_in_play()) == list(range(DECK_SIZE))
         # No hand leaves nobody alive.

@@ -503,6 +503,28 @@ def test_enkortskille_card_sale_and_two_left_sale_ends_the_game() -> None:
     assert third["chips"] == {"A": 90, "B": 120, "C": 100, "D": 50 + 40}
 
 
+def test_enkortskille_a_seller_is_out_of_the_game_for_good() -> None:
+    # Hand 1 (dealer D): husar kills the lowest, B. Hand 2 (dealer A: C D A): C sells its 9
+    # to B for 25; A's kuku kills the lowest, D's 2. C sold, so it may never buy back
+    # (rulings: "a seller may never buy back in"); D, who died, may, for 20.
+    first = hand("A=5 B=blaren C=7 D=husar", "A keep, B keep, C keep, D keep")
+    moves = "C sell B 25, B accept, B keep, D keep, A keep"
+    with pytest.raises(ReplayError, match="C has no buy-in choice") as caught:
+        play("enkortskille", "A B C D", "D", first, hand("A=kuku C=9 D=2", moves,
+                                                          after="C buyin"))
+    assert (caught.value.hand, caught.value.move) == (2, None)
+    second = hand("A=kuku C=9 D=2", moves, after="D buyin")
+    out = play("enkortskille", "A B C D", "D", first, second)
+    assert out["hands"][1]["in_game"] == ["A", "B", "D"]
+    assert out["hands"][1]["chips"] == {"A": 90, "B": 65, "C": 115, "D": 70}
+    assert [e["seat"] for e in out["hands"][1]["events"] if e["type"] == "decline"] == []
+    # Nor may anyone sell C a card: hand 3 (dealer B: D A B).
+    third = hand("D=4 A=5 B=6", "D sell C 10")
+    with pytest.raises(ReplayError, match="C sold its card") as caught:
+        play("enkortskille", "A B C D", "D", first, second, third)
+    assert (caught.value.hand, caught.value.move) == (3, 1)
+
+
 def test_wikipedia_dealer_seat_of_an_eliminated_forhand_still_deals() -> None:
     out = play("wikipedia", "A B C D", "D",
                hand("A=1 B=5 C=6 D=7", "A keep, B keep, C keep, D keep"),
