@@ -179,7 +179,7 @@ class Game:
     Public state (read it, never write it; only facts change the game): ``chips``,
     ``pot``, ``in_game``, ``buybacks``, ``buybacks_closed`` (regular buy-backs have
     ended for good: once the game has had ``options.buybacks_close_at`` players or
-    fewer), ``sold`` (per seat: it sold its card and is out for good), ``dealer``,
+    fewer), ``sold`` (per seat: it sold its card and may never buy back), ``dealer``,
     ``winner``, ``hand_no``, ``phase`` (a :class:`Phase` value) and ``expect_seat``; for
     the current hand ``order`` (seat per position), ``dealt``, ``forhand``, ``hold``
     (token per position), ``alive``, ``via_swap`` (the card came by a swap),
@@ -283,7 +283,7 @@ class Game:
         self.n_in = n
         self.buybacks = [0] * n
         self.expelled = [False] * n  # removed for a fault: never back (sale, buy-back)
-        self.sold = [False] * n  # sold its card: never back (sale, buy-back)
+        self.sold = [False] * n  # sold its card: never a buy-back
         self.buybacks_closed = False
         _note_count(self)
         self.dealer = dealer
@@ -360,9 +360,9 @@ class Game:
             not self.redeal_refused and self.n_alive == len(self.order)
         )
 
-    def may_return(self, seat: int) -> bool:
-        """Whether ``seat``, out of the game, may ever come back (by a buy-in or a card
-        bought): not if it was expelled or sold its card."""
+    def may_buy_back(self, seat: int) -> bool:
+        """Whether ``seat``, out of the game, may ever buy back in (regular or two-left):
+        not if it was expelled or sold its card."""
         return not self.expelled[seat] and not self.sold[seat]
 
     def sale_buyers(self) -> list[int]:
@@ -371,7 +371,7 @@ class Game:
             return []
         seller = self.order[self.turn]
         buyers = [s for s in range(len(self.names))
-                  if not self.in_game[s] and self.may_return(s)]
+                  if not self.in_game[s] and not self.expelled[s]]
         if self.n_in == 2:
             buyers += [
                 self.order[p]
@@ -914,7 +914,7 @@ def _end_hand(g: Game) -> None:
     if opts.two_left_buyin and g.n_in == 2 and g.died:
         # The hand's deaths brought the count down to two (B "om det är t ex fyra kvar som
         # spelar och två av dessa blir utslagna"); a hand that began with two offers nothing.
-        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and g.may_return(s)]
+        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and g.may_buy_back(s)]
     elif not g.buybacks_closed:
         limit = opts.buyback_limit
         if opts.buyback_timing is BuybackTiming.IMMEDIATE:
@@ -924,7 +924,7 @@ def _end_hand(g: Game) -> None:
         queue = [
             (s, _REGULAR)
             for s in ring
-            if s in candidates and g.may_return(s)
+            if s in candidates and g.may_buy_back(s)
             and (limit is None or g.buybacks[s] < limit)
         ]
     g.after = queue
@@ -1060,10 +1060,7 @@ def _h_sell(g: Game, fact: Sell) -> None:
         raise g._illegal(fact, "this ruleset has no card sales")
     if g.pre_done:
         raise g._illegal(fact, "a refused request or sale this turn: keep or swap now")
-    buyer = fact.buyer
-    if 0 <= buyer < len(g.names) and g.sold[buyer]:
-        raise g._illegal(fact, f"{g.names[buyer]} sold its card: out of the game for good")
-    if buyer not in g.sale_buyers():
+    if fact.buyer not in g.sale_buyers():
         raise g._illegal(
             fact,
             "the buyer must be out of the game (or, with two left, the other player)",
@@ -1093,8 +1090,9 @@ def _h_sale_answer(g: Game, fact: SaleAnswer) -> None:
     g.chips[seller] += price
     if g.events is not None:
         g.events.append(Event("sale_accepted", seat=seller, other=buyer, amount=price))
-    # The seller leaves the game for good without dying: it uses no buy-back and may
-    # never buy back in, nor buy another card (R "Pot, buy-backs and the end", card sale).
+    # The seller leaves the game without dying: it uses no buy-back and may never buy
+    # back in (R "Pot, buy-backs and the end", card sale). Like any seat out of the game
+    # it may still be offered a card (E "sälja sitt kort till någon utslagen").
     g.in_game[seller] = False
     g.sold[seller] = True
     if g.in_game[buyer]:

@@ -144,10 +144,10 @@ def test_a_second_redeal_request_in_a_hand(ruleset: str) -> None:
     _rejects(g, AskRedeal(2), "one redeal request per hand")
 
 
-def test_a_seller_cannot_buy_a_card_back() -> None:
-    # Four seats, dealer D. Hand 1: A's 1 dies (husar shown). Hand 2 (dealer A: B C D):
-    # B sells its card to A; A takes B's place. Hand 3 (dealer B: C D A): nobody may sell
-    # B a card.
+def test_a_seller_is_never_asked_to_buy_back() -> None:
+    # Four seats, dealer D. Hand 1: A's 1 dies (husar shown); A declines. Hand 2 (dealer
+    # A: B C D): B sells its card to A, who takes B's place; husar kills the lowest, C.
+    # Only C is asked to buy back: B's buy-in is out of turn.
     g = _game("enkortskille", n=4)
     _to_after(g, (Rank.ONE, Rank.FIVE, Rank.SIX, Rank.HUSAR))
     g.apply(Decline(0))
@@ -156,12 +156,16 @@ def test_a_seller_cannot_buy_a_card_back() -> None:
     g.apply(SaleAnswer(0, True))
     for seat in (0, 2, 3):
         g.apply(Keep(seat))
-    g.apply(Showdown((Rank.FIVE, Rank.SIX, Rank.SEVEN)))  # no killing card
-    assert g.phase == Phase.DEAL  # B is not asked to buy back
+    g.apply(Showdown((Rank.FIVE, Rank.ONE, Rank.HUSAR)))
+    assert g.sold == [False, True, False, False]
+    assert g.expect_seat == 2
+    _rejects(g, BuyIn(1), "out of turn", "B may not act now, C is expected")
+    g.apply(Decline(2))
+    assert g.phase == Phase.DEAL  # B was never asked
+    # Out of the game, B may still be offered a card (hand 3, dealer B: D A).
     g.apply(Deal())
-    assert g.order == [2, 3, 0]
-    assert 1 not in g.sale_buyers()
-    _rejects(g, Sell(2, 1, 5), "B sold its card", "out of the game for good")
+    assert g.order == [3, 0]
+    assert 1 in g.sale_buyers()
 
 
 def test_bad_setup() -> None:

@@ -503,7 +503,7 @@ def test_enkortskille_card_sale_and_two_left_sale_ends_the_game() -> None:
     assert third["chips"] == {"A": 90, "B": 120, "C": 100, "D": 50 + 40}
 
 
-def test_enkortskille_a_seller_is_out_of_the_game_for_good() -> None:
+def test_enkortskille_a_seller_may_never_buy_back() -> None:
     # Hand 1 (dealer D): husar kills the lowest, B. Hand 2 (dealer A: C D A): C sells its 9
     # to B for 25; A's kuku kills the lowest, D's 2. C sold, so it may never buy back
     # (rulings: "a seller may never buy back in"); D, who died, may, for 20.
@@ -518,11 +518,12 @@ def test_enkortskille_a_seller_is_out_of_the_game_for_good() -> None:
     assert out["hands"][1]["in_game"] == ["A", "B", "D"]
     assert out["hands"][1]["chips"] == {"A": 90, "B": 65, "C": 115, "D": 70}
     assert [e["seat"] for e in out["hands"][1]["events"] if e["type"] == "decline"] == []
-    # Nor may anyone sell C a card: hand 3 (dealer B: D A B).
-    third = hand("D=4 A=5 B=6", "D sell C 10")
-    with pytest.raises(ReplayError, match="C sold its card") as caught:
-        play("enkortskille", "A B C D", "D", first, second, third)
-    assert (caught.value.hand, caught.value.move) == (3, 1)
+    # Like any player out of the game it may still be offered a card (E: "sälja sitt kort
+    # till någon utslagen"): hand 3 (dealer B: D A B), D sells its 4 to C for 10.
+    third = hand("D=4 A=5 B=6", "D sell C 10, C accept, C keep, A keep, B keep")
+    out = play("enkortskille", "A B C D", "D", first, second, third)
+    assert out["hands"][2]["in_game"] == ["A", "B", "C"]
+    assert out["hands"][2]["chips"] == {"A": 90, "B": 65, "C": 105, "D": 80}
 
 
 def test_wikipedia_dealer_seat_of_an_eliminated_forhand_still_deals() -> None:
