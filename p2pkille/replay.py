@@ -3,7 +3,11 @@
 :func:`run_replay` takes the parsed JSON input and returns the output document;
 any bad input raises :class:`ReplayError` and nothing else.
 
-Input (issue 2): ``ruleset`` (default ``wikipedia``), ``options`` (single rule
+The formats are defined in ``docs/rules.md``, "The replay tool" (input, output, events);
+``tests/test_replay_cases.py`` checks that the definition names every key, move and
+event. In short:
+
+Input: ``ruleset`` (default ``wikipedia``), ``options`` (single rule
 options overridden by name, see :func:`p2pkille.engine.options.options_from_json`),
 ``seats`` (names, clockwise), ``stake``, ``chips``, ``dealer`` and ``hands``; each
 hand has ``cards`` (seat -> rank id for every player in the hand), ``stock`` (rank

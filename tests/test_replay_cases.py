@@ -314,3 +314,46 @@ def test_cli_reader_going_away_is_not_a_crash(tmp_path: Path) -> None:
     _, err = child.communicate(timeout=60)
     assert child.returncode in (0, 1)
     assert b"Traceback" not in err, err
+
+
+def _doc_section(title: str) -> str:
+    text = RULES_DOC.read_text(encoding="utf-8")
+    assert f"\n## {title}\n" in text, title
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_rules_doc_defines_the_replay_format() -> None:
+    # docs/rules.md itself defines the replay input, output and events: every key the
+    # replay reads, every move verb and every event the engine emits is in that section.
+    import re
+
+    from p2pkille import replay
+
+    section = _doc_section("The replay tool")
+    keys = [*replay._TOP_KEYS, *replay._HAND_KEYS]
+    output = ["hands", "winner", "dealer", "died", "held", "pot", "chips", "in_game",
+              "events", "redealt"]
+    missing = [key for key in [*keys, *output] if f"`{key}`" not in section]
+    assert not missing, f"docs/rules.md does not define replay keys {missing}"
+    verbs = ["keep", "swap", "redeal", "sell", "agree", "refuse", "depends", "accept",
+             "reject", "buyin", "decline"]
+    missing = [verb for verb in verbs if f'"{verb}"' not in section]
+    assert not missing, f"docs/rules.md does not define the moves {missing}"
+    engine = ROOT / "p2pkille" / "engine"
+    kinds = {kind for path in engine.glob("*.py")
+             for kind in re.findall(r'Event\(\s*"([a-z_]+)"', path.read_text(encoding="utf-8"))}
+    assert len(kinds) > 20
+    missing = sorted(kind for kind in kinds if f'{{"type": "{kind}"' not in section)
+    assert not missing, f"docs/rules.md does not define the events {missing}"
+
+
+def test_rules_doc_files_card_selling_at_any_table_size() -> None:
+    # A sale is allowed at any table size (rulings.md, card sale), so the doc does not
+    # file it under the endgames, neither in "A turn" nor as a part of "Endgames".
+    turn = _doc_section("A turn")
+    selling = next(line for line in turn.split("\n- ") if "**sell the card**" in line)
+    assert "any table size" in selling
+    assert "(#endgames)" not in selling
+    assert not selling.startswith("in an endgame")
+    assert "Card selling" not in _doc_section("Endgames")
+    assert "at any table size" in _doc_section("Card selling (`enkortskille`)")

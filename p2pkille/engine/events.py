@@ -2,7 +2,7 @@
 
 Events are produced only when a caller asks for them (``Game(record_events=True)``),
 so the benchmark's hot path does not build them. :meth:`Event.to_json` gives the
-replay tool's event objects; the shapes are documented in ``p2pkille/replay.py``.
+replay tool's event objects; the shapes are defined in ``docs/rules.md`` ("Events").
 """
 
 from __future__ import annotations

@@ -177,13 +177,17 @@ class Game:
     :attr:`expecting` says what comes next.
 
     Public state (read it, never write it; only facts change the game): ``chips``,
-    ``pot``, ``in_game``, ``buybacks``, ``dealer``, ``winner``, ``hand_no``, ``phase``
-    (a :class:`Phase` value) and ``expect_seat``; for the current hand ``order`` (seat
-    per position), ``dealt``, ``forhand``, ``hold`` (token per position), ``alive``,
-    ``via_swap`` (the card came by a swap), ``as_target`` (got it as a target),
-    ``stock`` (tokens, top first), ``turn``, ``req``/``tgt`` (requester and target
-    positions of the pending offer), ``draw_index``, ``n_alive``, ``n_in``; and
-    ``result`` (:class:`HandResult`) once a hand has ended.
+    ``pot``, ``in_game``, ``buybacks``, ``buybacks_closed`` (regular buy-backs have
+    ended for good: once the game has had ``options.buybacks_close_at`` players or
+    fewer), ``sold`` (per seat: it sold its card and may never buy back), ``dealer``,
+    ``winner``, ``hand_no``, ``phase`` (a :class:`Phase` value) and ``expect_seat``; for
+    the current hand ``order`` (seat per position), ``dealt``, ``forhand``, ``hold``
+    (token per position), ``alive``, ``via_swap`` (the card came by a swap),
+    ``as_target`` (got it as a target), ``stock`` (tokens, top first), ``turn``,
+    ``req``/``tgt`` (requester and target positions of the pending offer),
+    ``draw_index``, ``n_alive``, ``n_in``, ``redeal_refused`` (a redeal request was
+    refused: no other in this hand); and ``result`` (:class:`HandResult`) once a hand
+    has ended.
     """
 
     __slots__ = (
@@ -193,6 +197,7 @@ class Game:
         "as_target",
         "aside",
         "buybacks",
+        "buybacks_closed",
         "chain",
         "chips",
         "claims",
@@ -222,9 +227,11 @@ class Game:
         "pot",
         "pre_done",
         "redeal_ok",
+        "redeal_refused",
         "req",
         "result",
         "sale",
+        "sold",
         "stake",
         "started",
         "stock",
@@ -276,6 +283,9 @@ class Game:
         self.n_in = n
         self.buybacks = [0] * n
         self.expelled = [False] * n  # removed for a fault: never back (sale, buy-back)
+        self.sold = [False] * n  # sold its card: never a buy-back
+        self.buybacks_closed = False
+        _note_count(self)
         self.dealer = dealer
         self.winner: int | None = None
         self.hand_no = 0
@@ -308,6 +318,7 @@ class Game:
         self.cut_done = False
         self.pre_done = False
         self.redeal_ok = False
+        self.redeal_refused = False
         self.kille_to_req = False
         self.voters: list[int] = []
         self.votes_in = 0
@@ -346,8 +357,13 @@ class Game:
 
     def can_ask_redeal(self) -> bool:
         return self.phase == _TURN and self.redeal_ok and not self.pre_done and (
-            self.n_alive == len(self.order)
+            not self.redeal_refused and self.n_alive == len(self.order)
         )
+
+    def may_buy_back(self, seat: int) -> bool:
+        """Whether ``seat``, out of the game, may ever buy back in (regular or two-left):
+        not if it was expelled or sold its card."""
+        return not self.expelled[seat] and not self.sold[seat]
 
     def sale_buyers(self) -> list[int]:
         """Seats the player in turn may offer its card to now."""
@@ -413,6 +429,7 @@ class Game:
             return
         self.in_game[seat] = False
         self.n_in -= 1
+        _note_count(self)
         if self.events is not None:
             self.events.append(Event("expel", seat=seat))
         if self.n_in == 1:
@@ -487,6 +504,7 @@ def _h_deal(g: Game, fact: Deal) -> None:
     g.pre_done = False
     opts = g.options
     g.redeal_ok = opts.redeal is not RedealRule.NONE and n == opts.redeal_players
+    g.redeal_refused = False
     g.result = None
     g.phase = _TURN
     g.expect_seat = order[0]
@@ -875,29 +893,39 @@ def _record(g: Game, *, redealt: bool = False, sold_out: bool = False) -> None:
     )
 
 
+def _note_count(g: Game) -> None:
+    """Buy-backs end for good once the game is down to ``buybacks_close_at`` players or
+    fewer; a later two-left buy-in does not reopen them (B "ingen mer chans", R)."""
+    if g.n_in <= g.options.buybacks_close_at:
+        g.buybacks_closed = True
+
+
 def _end_hand(g: Game) -> None:
     _record(g)
     in_game = g.in_game
     for seat in set(g.died):
         in_game[seat] = False
     g.n_in = sum(in_game)
+    _note_count(g)
     opts = g.options
     n_seats = len(g.names)
     ring = [(g.forhand + k) % n_seats for k in range(n_seats)]
     queue: list[tuple[int, int]] = []
-    if opts.two_left_buyin and g.n_in == 2:
-        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and not g.expelled[s]]
-    elif g.n_in > opts.buybacks_close_at:
+    if opts.two_left_buyin and g.n_in == 2 and g.died:
+        # The hand's deaths brought the count down to two (B "om det är t ex fyra kvar som
+        # spelar och två av dessa blir utslagna"); a hand that began with two offers nothing.
+        queue = [(s, _TWO_LEFT) for s in ring if not in_game[s] and g.may_buy_back(s)]
+    elif not g.buybacks_closed:
         limit = opts.buyback_limit
         if opts.buyback_timing is BuybackTiming.IMMEDIATE:
             candidates = set(g.died)
         else:
             candidates = {s for s in ring if not in_game[s]}
-        candidates -= {s for s in ring if g.expelled[s]}
         queue = [
             (s, _REGULAR)
             for s in ring
-            if s in candidates and (limit is None or g.buybacks[s] < limit)
+            if s in candidates and g.may_buy_back(s)
+            and (limit is None or g.buybacks[s] < limit)
         ]
     g.after = queue
     g.after_i = 0
@@ -970,6 +998,8 @@ def _h_ask_redeal(g: Game, fact: AskRedeal) -> None:
             reason = "this ruleset has no redeals"
         elif g.pre_done:
             reason = "a refused request or sale this turn: keep or swap now"
+        elif g.redeal_refused:
+            reason = "a redeal was refused earlier in this hand: one redeal request per hand"
         else:
             reason = f"redeals need exactly {g.options.redeal_players} live players"
         raise g._illegal(fact, reason)
@@ -1001,7 +1031,10 @@ def _h_vote(g: Game, fact: Vote) -> None:
         g.events.append(Event("redeal_vote", seat=fact.seat, other=g.order[g.turn],
                               cause=choice.value, call=call))
     if choice is VoteChoice.REFUSE:
+        # One request per hand: an ordinary swap round and the showdown follow (B "då
+        # blir det i stället en sedvanlig bytesrunda och efter den är det 'upp till bevis'").
         g.pre_done = True
+        g.redeal_refused = True
         g.phase = _TURN
         g.expect_seat = g.order[g.turn]
         if g.events is not None:
@@ -1057,8 +1090,11 @@ def _h_sale_answer(g: Game, fact: SaleAnswer) -> None:
     g.chips[seller] += price
     if g.events is not None:
         g.events.append(Event("sale_accepted", seat=seller, other=buyer, amount=price))
-    # The seller leaves the game without dying, so it uses no buy-back.
+    # The seller leaves the game without dying: it uses no buy-back and may never buy
+    # back in (R "Pot, buy-backs and the end", card sale). Like any seat out of the game
+    # it may still be offered a card (E "sälja sitt kort till någon utslagen").
     g.in_game[seller] = False
+    g.sold[seller] = True
     if g.in_game[buyer]:
         # With two left a sale ends the game: the buyer wins.
         g.n_in = 1

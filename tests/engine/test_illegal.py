@@ -15,6 +15,7 @@ from p2pkille.engine.facts import (
     Disclosure,
     Fact,
     Keep,
+    SaleAnswer,
     Sell,
     Showdown,
     StockCard,
@@ -127,6 +128,44 @@ def test_redeal_and_sale_where_not_allowed() -> None:
     _rejects(e, Vote(1, VoteChoice.DEPENDS), "first voter of Fråge-Kille")
     e.apply(Vote(1, VoteChoice.REFUSE))
     _rejects(e, AskRedeal(0), "keep or swap now")
+
+
+@pytest.mark.parametrize("ruleset", ["bytes-kille", "enkortskille"])
+def test_a_second_redeal_request_in_a_hand(ruleset: str) -> None:
+    g = _game(ruleset, n=3)
+    g.apply(Deal())
+    g.apply(AskRedeal(0))
+    assert g.expect_seat is not None
+    g.apply(Vote(g.expect_seat, VoteChoice.REFUSE))
+    g.apply(Keep(0))
+    assert not g.can_ask_redeal()
+    _rejects(g, AskRedeal(1), "one redeal request per hand", "refused")
+    g.apply(Keep(1))
+    _rejects(g, AskRedeal(2), "one redeal request per hand")
+
+
+def test_a_seller_is_never_asked_to_buy_back() -> None:
+    # Four seats, dealer D. Hand 1: A's 1 dies (husar shown); A declines. Hand 2 (dealer
+    # A: B C D): B sells its card to A, who takes B's place; husar kills the lowest, C.
+    # Only C is asked to buy back: B's buy-in is out of turn.
+    g = _game("enkortskille", n=4)
+    _to_after(g, (Rank.ONE, Rank.FIVE, Rank.SIX, Rank.HUSAR))
+    g.apply(Decline(0))
+    g.apply(Deal())
+    g.apply(Sell(1, 0, 5))
+    g.apply(SaleAnswer(0, True))
+    for seat in (0, 2, 3):
+        g.apply(Keep(seat))
+    g.apply(Showdown((Rank.FIVE, Rank.ONE, Rank.HUSAR)))
+    assert g.sold == [False, True, False, False]
+    assert g.expect_seat == 2
+    _rejects(g, BuyIn(1), "out of turn", "B may not act now, C is expected")
+    g.apply(Decline(2))
+    assert g.phase == Phase.DEAL  # B was never asked
+    # Out of the game, B may still be offered a card (hand 3, dealer B: D A).
+    g.apply(Deal())
+    assert g.order == [3, 0]
+    assert 1 in g.sale_buyers()
 
 
 def test_bad_setup() -> None:

@@ -353,6 +353,60 @@ def test_bytes_kille_buybacks_end_at_three_left() -> None:
              hand("A=husar B=5 C=6 D=2", "A keep, B keep, C keep, D keep", after="D buyin"))
 
 
+def test_bytes_kille_buybacks_stay_closed_after_a_two_left_buyin_refills_the_table() -> None:
+    # Hand 1 (dealer E, förhand A): husar and husu are two killing cards, so the two lowest
+    # values die with their ties: C's 2, D's 3, E's 3. Two are left, so buy-backs have
+    # ended; the two-left buy-in, from förhand A: C pays 2 x 50 = 100 (pot 150), D
+    # declines its 300, E pays 300 (pot 450). Hand 2 (dealer A: B C E A) shows no killing
+    # card and four stay in the game, yet D may not buy back: "ingen mer chans" (004).
+    first = hand("A=husar B=husu C=2 D=3 E=3", "A keep, B keep, C keep, D keep, E keep",
+                 after="C buyin, D decline, E buyin")
+    second = hand("B=5 C=6 E=7 A=8", "B keep, C keep, E keep, A keep")
+    out = play("bytes-kille", "A B C D E", "E", first, second, chips=500)
+    assert out["hands"][0]["in_game"] == ["A", "B", "C", "E"]
+    assert out["hands"][0]["pot"] == 450
+    assert out["hands"][1]["died"] == []
+    assert out["hands"][1]["in_game"] == ["A", "B", "C", "E"]
+    assert "buyin" not in kinds(out["hands"][1])
+    assert "decline" not in kinds(out["hands"][1])
+    late = hand("B=5 C=6 E=7 A=8", "B keep, C keep, E keep, A keep", after="D buyin")
+    with pytest.raises(ReplayError, match="D has no buy-in choice") as caught:
+        play("bytes-kille", "A B C D E", "E", first, late, chips=500)
+    assert (caught.value.hand, caught.value.move) == (2, None)
+
+
+def test_bytes_kille_two_left_buyin_only_when_deaths_bring_the_count_to_two() -> None:
+    # Hand 1 (dealer C, förhand A): husar is the one killing card, A's 1 dies and two are
+    # left: A is offered the two-left buy-in (2 x 30 = 60) and declines. Hand 2 (dealer
+    # A: B C) shows no killing card: nobody dies, the count stays at two, nothing is
+    # offered (004: "om det är t ex fyra kvar som spelar och två av dessa blir utslagna").
+    first = hand("A=1 B=husar C=6", "A keep, B keep, C keep", after="A decline")
+    second = hand("B=5 C=6", "B keep, C keep")
+    out = play("bytes-kille", "A B C", "C", first, second)
+    assert kinds(out["hands"][0])[-1] == "decline"
+    assert out["hands"][1]["died"] == []
+    assert "decline" not in kinds(out["hands"][1])
+    late = hand("B=5 C=6", "B keep, C keep", after="A buyin")
+    with pytest.raises(ReplayError, match="A has no buy-in choice") as caught:
+        play("bytes-kille", "A B C", "C", first, late)
+    assert (caught.value.hand, caught.value.move) == (2, None)
+
+
+def test_bytes_kille_two_left_buyin_is_offered_again_when_deaths_bring_two_again() -> None:
+    # Hand 1 (dealer D): husar and husu kill the two lowest, C and D; two are left. C
+    # buys in for 80 (pot 120), D declines. Hand 2 (dealer A: B C A): husar kills the
+    # lowest, B; the count is down to two again, so every starter out of the game is
+    # asked again, D too: B declines 240, D buys in for 240 (pot 360).
+    first = hand("A=husar B=husu C=2 D=3", "A keep, B keep, C keep, D keep",
+                 after="C buyin, D decline")
+    second = hand("B=2 C=husar A=6", "B keep, C keep, A keep", after="B decline, D buyin")
+    out = play("bytes-kille", "A B C D", "D", first, second, chips=1000)
+    assert out["hands"][0]["pot"] == 120
+    assert out["hands"][1]["died"] == ["B"]
+    assert out["hands"][1]["pot"] == 360
+    assert out["hands"][1]["in_game"] == ["A", "C", "D"]
+
+
 def test_a_buyin_that_cannot_be_paid_is_bad_input() -> None:
     with pytest.raises(ReplayError, match="cannot pay"):
         play("bytes-kille", "A B C D", "D",
@@ -394,6 +448,24 @@ def test_only_the_first_frage_kille_voter_may_depend() -> None:
     assert caught.value.move == 3
 
 
+@pytest.mark.parametrize(("ruleset", "first_voter"),
+                         [("bytes-kille", "C"), ("enkortskille", "B")])
+def test_one_redeal_request_per_hand(ruleset: str, first_voter: str) -> None:
+    # A asks and is refused; then comes an ordinary swap round and the showdown: B may
+    # not ask again in this hand (004: "då blir det i stället en sedvanlig bytesrunda och
+    # efter den är det 'upp till bevis'"; rulings: one redeal request per hand).
+    refused = f"A redeal, {first_voter} refuse, A keep"
+    with pytest.raises(ReplayError, match="one redeal request per hand") as caught:
+        play(ruleset, "A B C", "C", hand("A=1 B=2 C=3", f"{refused}, B redeal"))
+    assert (caught.value.hand, caught.value.move) == (1, 4)
+    # The next hand may ask again (nobody died: no killing card was shown).
+    out = play(ruleset, "A B C", "C", hand("A=1 B=2 C=3", f"{refused}, B keep, C keep"),
+               hand("B=1 C=2 A=3", "B redeal, C agree, A agree" if ruleset == "enkortskille"
+                    else "B redeal, A agree, C agree"))
+    assert out["hands"][0]["died"] == []
+    assert out["hands"][1]["redealt"] is True
+
+
 def test_enkortskille_redeal_the_two_others_answer_in_turn_order() -> None:
     out = one(play("enkortskille", "A B C", "C",
                    hand("A=1 B=2 C=3", "A keep, B redeal, C agree, A agree")))
@@ -429,6 +501,29 @@ def test_enkortskille_card_sale_and_two_left_sale_ends_the_game() -> None:
     assert out["winner"] == "D"
     assert third["pot"] == 0
     assert third["chips"] == {"A": 90, "B": 120, "C": 100, "D": 50 + 40}
+
+
+def test_enkortskille_a_seller_may_never_buy_back() -> None:
+    # Hand 1 (dealer D): husar kills the lowest, B. Hand 2 (dealer A: C D A): C sells its 9
+    # to B for 25; A's kuku kills the lowest, D's 2. C sold, so it may never buy back
+    # (rulings: "a seller may never buy back in"); D, who died, may, for 20.
+    first = hand("A=5 B=blaren C=7 D=husar", "A keep, B keep, C keep, D keep")
+    moves = "C sell B 25, B accept, B keep, D keep, A keep"
+    with pytest.raises(ReplayError, match="C has no buy-in choice") as caught:
+        play("enkortskille", "A B C D", "D", first, hand("A=kuku C=9 D=2", moves,
+                                                          after="C buyin"))
+    assert (caught.value.hand, caught.value.move) == (2, None)
+    second = hand("A=kuku C=9 D=2", moves, after="D buyin")
+    out = play("enkortskille", "A B C D", "D", first, second)
+    assert out["hands"][1]["in_game"] == ["A", "B", "D"]
+    assert out["hands"][1]["chips"] == {"A": 90, "B": 65, "C": 115, "D": 70}
+    assert [e["seat"] for e in out["hands"][1]["events"] if e["type"] == "decline"] == []
+    # Like any player out of the game it may still be offered a card (E: "sälja sitt kort
+    # till någon utslagen"): hand 3 (dealer B: D A B), D sells its 4 to C for 10.
+    third = hand("D=4 A=5 B=6", "D sell C 10, C accept, C keep, A keep, B keep")
+    out = play("enkortskille", "A B C D", "D", first, second, third)
+    assert out["hands"][2]["in_game"] == ["A", "B", "C"]
+    assert out["hands"][2]["chips"] == {"A": 90, "B": 65, "C": 105, "D": 80}
 
 
 def test_wikipedia_dealer_seat_of_an_eliminated_forhand_still_deals() -> None:
