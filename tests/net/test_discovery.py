@@ -25,7 +25,7 @@ from p2pkille.net.discovery import (
     open_zeroconf,
 )
 from p2pkille.net.mesh import peer_name
-from tests.net.nodes import Gossip, identity, until
+from tests.net.nodes import SLACK, Gossip, identity, until
 
 LOOPBACK = ["127.0.0.1"]
 
@@ -142,21 +142,22 @@ def test_two_advertisers_are_listed_live_and_a_bad_record_is_ignored(
                     def both(b: TableBrowser) -> bool:
                         return len(b.tables().get(table, [])) == 2
 
-                    await browser.wait_for(both, 10)
+                    await browser.wait_for(both, 10 * SLACK)
                     seen = browser.tables()[table]
                     assert {s.advert for s in seen} == {ad1, ad2}
                     assert {s.peers for s in seen} == {(PeerAddress("127.0.0.1", 4001),),
                                                        (PeerAddress("127.0.0.1", 4002),)}
                     await browser.wait_for(
-                        lambda b: f"{bad_name}.{SERVICE_TYPE}" in b.rejected, 5)
+                        lambda b: f"{bad_name}.{SERVICE_TYPE}" in b.rejected, 5 * SLACK)
 
                     # A seat is taken: the listing follows.
                     ad2b = advert(2, table, seats_taken=3)
                     await adv2.update(ad2b)
                     await browser.wait_for(
-                        lambda b: ad2b in {s.advert for s in b.tables().get(table, [])}, 10)
+                        lambda b: ad2b in {s.advert for s in b.tables().get(table, [])},
+                        10 * SLACK)
                 # Both left: goodbye packets remove them.
-                await browser.wait_for(lambda b: table not in b.tables(), 10)
+                await browser.wait_for(lambda b: table not in b.tables(), 10 * SLACK)
         finally:
             for zc in zcs:
                 await zc.async_close()
