@@ -390,3 +390,24 @@ class TableNode:
         hand = self._core.table.hand
         assert hand is not None
         return self._core.claims.pet_body(hand, token, purpose, ranks)
+
+    # -- what the machine holds, for protocol testers -------------------------------------
+
+    def owed_forwards(self) -> dict[tuple[int, int], int]:
+        """The forwards the table waits for in the current hand, each (card token, to
+        seat) with the seat that owes it; empty before the first deal. A forward taken is
+        owed no more, whenever it came."""
+        hand = self._core.table.hand
+        if hand is None:
+            return {}
+        return {slot: seat for slot, (seat, _) in hand.forwards.owed.items()}
+
+    def start_over(self) -> list[Output]:
+        """Take every accepted envelope back into a fresh machine, as the node does itself
+        when votes taken after it counted a hand void that hand (:attr:`rebuilds`); the
+        outputs of the fresh machine's first steps. A protocol tester's check that what
+        the node holds survives it."""
+        out: list[Output] = []
+        self._core = self._core.rewinder.rebuild(out)
+        self._core.flush(out)
+        return out
