@@ -402,6 +402,15 @@ class TableNode:
             return {}
         return {slot: seat for slot, (seat, _) in hand.forwards.owed.items()}
 
+    def sealed_forwards(self) -> set[tuple[int, int, int | None, int]]:
+        """The boxes of my forwards in the current hand whose shares my accuse may
+        disclose, each (card token, the share's maker, its context's recipient, the seat
+        it was sealed to); empty before the first deal."""
+        hand = self._core.table.hand
+        if hand is None:
+            return set()
+        return {slot for slot in hand.seals.plain if slot not in hand.seals.deal_boxes}
+
     def start_over(self) -> list[Output]:
         """Take every accepted envelope back into a fresh machine, as the node does itself
         when votes taken after it counted a hand void that hand (:attr:`rebuilds`); the
