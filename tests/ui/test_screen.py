@@ -14,8 +14,8 @@ import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.io import Output
-from p2pkille.ui.hooknode import HumanTableNode
+from p2pkille.runtime.behaviour import Behaviour, Body
+from p2pkille.runtime.node import TableNode
 from p2pkille.ui.human import Ask, Request
 from p2pkille.ui.model import MIN_HEIGHT, MIN_WIDTH, Mode
 from tests.runtime.helpers import flipped
@@ -233,7 +233,7 @@ def test_a_wait_that_no_majority_can_end_is_explained(inp: PipeInput) -> None:
     app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
 
     async def body() -> None:
-        await wait_for(lambda: table.human.hand is not None)
+        await wait_for(lambda: table.human.status() is not None)
         gone = table.bots[:2]
         for bot in gone:
             table.net.vanish(bot.name)
@@ -271,19 +271,19 @@ def test_a_failing_table_is_a_message_not_a_traceback(inp: PipeInput) -> None:
     assert screen.quit
 
 
-class BadKey(HumanTableNode):
+class BadKey(Behaviour):
     """Announces its hand key with a proof that does not hold."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.KEY:
             body = {**body, "share": flipped(body["share"], 40)}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_an_accusation_is_shown_with_who_was_expelled(inp: PipeInput) -> None:
     table, screen, app, _clock = setup(inp, seed=15)
     cheater = table.bots[1]
-    cheater.__class__ = BadKey
+    cheater.behaviour = BadKey()
     cheater_name = table.names_by_peer[cheater.name]
 
     async def body() -> None:
