@@ -186,7 +186,7 @@ CRASH_POINTS: dict[str, CrashPoint] = {
     "genesis": lambda n: n.stage == Stage.NONCE,
     "keys": _at(Stage.KEYS, lambda h: bool(h.keys)),
     "shuffle": _at(Stage.SHUFFLE, lambda h: bool(h.shuffled)),
-    "swap-round": _at(Stage.PLAY, lambda h: h.facts >= 2),
+    "swap-round": _at(Stage.PLAY, lambda h: h.facts >= 3),
     "audit": _at(Stage.REVEAL, lambda h: bool(h.revealed)),
     "checkpoint": lambda n: n.stage == Stage.CHECKPOINT,
     "between-hands": lambda n: len(n.outcomes) == 1 and n.stage == Stage.KEYS,
