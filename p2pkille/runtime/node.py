@@ -391,3 +391,33 @@ class TableNode:
         hand = self._core.table.hand
         assert hand is not None
         return canonical.b64encode(self._core.claims.pet_body(hand, token, purpose, ranks))
+
+    # -- what the machine holds, for protocol testers -------------------------------------
+
+    def owed_forwards(self) -> dict[tuple[int, int], int]:
+        """The forwards the table waits for in the current hand, each (card token, to
+        seat) with the seat that owes it; empty before the first deal. A forward taken is
+        owed no more, whenever it came."""
+        hand = self._core.table.hand
+        if hand is None:
+            return {}
+        return {slot: seat for slot, (seat, _) in hand.forwards.owed.items()}
+
+    def sealed_forwards(self) -> set[tuple[int, int, int | None, int]]:
+        """The boxes of my forwards in the current hand whose shares my accuse may
+        disclose, each (card token, the share's maker, its context's recipient, the seat
+        it was sealed to); empty before the first deal."""
+        hand = self._core.table.hand
+        if hand is None:
+            return set()
+        return {slot for slot in hand.seals.plain if slot not in hand.seals.deal_boxes}
+
+    def start_over(self) -> list[Output]:
+        """Take every accepted envelope back into a fresh machine, as the node does itself
+        when votes taken after it counted a hand void that hand (:attr:`rebuilds`); the
+        outputs of the fresh machine's first steps. A protocol tester's check that what
+        the node holds survives it."""
+        out: list[Output] = []
+        self._core = self._core.rewinder.rebuild(out)
+        self._core.flush(out)
+        return out

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from p2pkille.engine.facts import Fact
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage, Step
 
@@ -45,8 +46,8 @@ class HandStatus:
     """Holder indices whose close I took."""
     signed: frozenset[int]
     """Holder indices whose good checkpoint signature I hold."""
-    facts: int
-    """The hand's facts applied so far (its Deal included)."""
+    facts: tuple[Fact, ...]
+    """The hand's facts applied so far, in order (its Deal first)."""
     votes: Mapping[Step, frozenset[int]]
     """Each step voted: the holder indices that voted its time out."""
     answers: Mapping[Step, frozenset[int]]
@@ -62,7 +63,7 @@ class HandStatus:
             accused=frozenset(hand.void.accuses), keys=frozenset(hand.deck.announced),
             shuffled=len(hand.deck.steps), dealt=frozenset(hand.deck.dealt),
             revealed=frozenset(hand.close.revealed), signed=frozenset(hand.close.signed),
-            facts=len(hand.play.facts),
+            facts=tuple(hand.play.facts),
             votes=MappingProxyType({s: frozenset(v) for s, v in hand.timeouts.votes.items()}),
             answers=MappingProxyType({s: frozenset(v)
                                       for s, v in hand.timeouts.responded.items()}))

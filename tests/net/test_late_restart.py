@@ -1,9 +1,9 @@
-"""The late-restart case of issue 5 in the simulator, deterministic: a seat crashed in hand 2
-is timed out by the others, who play on without it; it comes back from its log after that as
-a spectator. Every member's log must then verify clean, and a survivor restarted from its log
-must not contradict the time-out vote it made before (the log fixes that the multi-process
-test found: ``p2pkille verify`` of a survivor that had taken the others' votes before making
-its own blamed it for a fork, and a restart answered its own vote with a ``seen``)."""
+"""A late restart in the simulator, deterministic: a seat crashed in hand 2 is timed out by
+the others, who play on without it; it comes back from its log after that as a spectator.
+Every member's log then verifies clean (``p2pkille verify`` of a survivor that took the
+others' votes before making its own finds no fork), and a survivor restarted from its log
+keeps the time-out vote it made before (it neither votes again nor answers its own vote
+with a ``seen``)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def _table(tmp: Path) -> tuple[SimTable, list[LoggedNode]]:
 
 def _crash_in_hand_two(table: SimTable, victim: int) -> None:
     node = table.nodes[victim]
-    stop = table.network.run(stop=lambda _: node.stage == Stage.SHUFFLE and node.hand is not None
-                             and node.hand.number == 2)
+    stop = table.network.run(stop=lambda _: node.stage == Stage.SHUFFLE
+                             and (hand := node.status()) is not None and hand.number == 2)
     assert stop.value == "stopped"
     table.network.crash(node.name)
 

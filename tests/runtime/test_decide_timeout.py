@@ -5,7 +5,7 @@ II.11.3)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -146,8 +146,8 @@ class LateSwapper(_Slow):
 def test_what_a_late_decider_built_on_its_decision_is_dropped_everywhere() -> None:
     # The slow dealer swaps with the stock just after the others agreed its time-out and
     # sends its draw share before it hears their votes. That share, built on the dropped
-    # decision, used to block its chain: it was timed out at the showdown though honest.
-    # Its node now marks the rewind, and the others skip what it sent in between.
+    # decision, must not block its chain (it would be timed out at the showdown though
+    # honest): its node marks the rewind, and the others skip what it sent in between.
     seed, seat, lag = 6, 3, 1.5
     probe = build_table(4, seed=seed, chips=4, ruleset="enkortskille", timing=TIMING)
     slow_index = probe.seats()[seat]
@@ -186,9 +186,10 @@ class LateVoter(Restless):
 
 
 def test_a_late_decision_that_ended_the_hand_at_its_own_node_is_taken_back() -> None:
-    # The slow voter's late agreement completed a redeal at its own node, which closed the
-    # hand there (and revealed its key) before it heard the votes; the rewind used to keep
-    # that stage, so it took the next act as out of its stage and the table split.
+    # The slow voter's late agreement completes a redeal at its own node, which closes the
+    # hand there (and reveals its key) before it hears the votes; the rewind takes that
+    # stage back too, or it would take the next act as out of its stage and split the
+    # table.
     probe = build_table(4, seed=2, ruleset="bytes-kille", timing=TIMING)
     slow_index = probe.seats()[0]
     late = LateVoter()
@@ -213,7 +214,31 @@ class LateBuyer(_Slow):
         return super().buyin(view)
 
 
-def _late_buyin(seed: int, monkeypatch: pytest.MonkeyPatch, last_vote_lag: float = LAG,
+class Consumption:
+    """A probe that tells ``seen(member, envelope, stage)`` of each envelope ``node``
+    consumes, with the stage the node was at before it."""
+
+    def __init__(self, node: TableNode, seen: Callable[[int, Envelope, Stage], None]) -> None:
+        self.node, self.seen = node, seen
+        self.before = node.consumed
+
+    def start(self) -> None:
+        now = self.node.consumed
+        taken = [m for m, (a, b) in enumerate(zip(self.before, now, strict=True)) if b > a]
+        if len(taken) == 1:  # a consumption, not a move
+            (m,) = taken
+            env = self.node.transcript.get(self.node.members[m], now[m])
+            assert env is not None
+            self.seen(m, env, self.node.stage)
+
+    def moved(self, kinds: Sequence[str]) -> None:
+        self.before = self.node.consumed
+
+    def consumed(self, kind: str) -> None:
+        self.before = self.node.consumed
+
+
+def _late_buyin(seed: int, last_vote_lag: float = LAG,
                 ) -> tuple[SimTable, TableNode, list[int], list[int]]:
     """The seat asked first to buy in decides just after the others' time ran out (it
     hears their votes 1.5 s late; one voter's ``last_vote_lag`` s late). Played two
@@ -239,24 +264,21 @@ def _late_buyin(seed: int, monkeypatch: pytest.MonkeyPatch, last_vote_lag: float
         table.network.set_link(node.name, slow.name, Faults(delay=lag), one_way=True)
     stages: list[int] = []
     for node in others:
-        def consume(m: int, env: Envelope, node: TableNode = node,
-                    consume: Callable[[int, Envelope], None] = node._consume) -> None:
+        def late_act(m: int, env: Envelope, stage: Stage, node: TableNode = node) -> None:
             fact = env.body.get("fact")
             if (env.kind == msg.ACT and node.seat_of[m] == seat and isinstance(fact, dict)
                     and fact.get("type") in ("buyin", "decline")):
-                stages.append(int(node.stage))
-            consume(m, env)
-        monkeypatch.setattr(node, "_consume", consume)
+                stages.append(int(stage))
+        node.probe = Consumption(node, late_act)
     closes: list[int] = []
 
-    def reveal(m: int, env: Envelope, reveal: Callable[[int, Envelope], None] = slow._on_reveal,
-               ) -> None:
-        assert slow.hand is not None
-        if slow.rewinds == 0 and m != slow.me:
-            closes.append(slow.hand.holders.index(slow.seat_of[m]))
-        reveal(m, env)
+    def close(m: int, env: Envelope, stage: Stage) -> None:
+        if env.kind == msg.REVEAL and slow.rewinds == 0 and m != slow.me:
+            status = slow.status()
+            assert status is not None
+            closes.append(status.holders.index(slow.seat_of[m]))
 
-    monkeypatch.setattr(slow, "_on_reveal", reveal)
+    slow.probe = Consumption(slow, close)
     run = table.run(until=3600.0, max_hands=2)
     assert run.honest_agree, [n.faults for n in run.nodes]
     assert all(n.faults == [] for n in run.nodes)
@@ -268,27 +290,25 @@ def _late_buyin(seed: int, monkeypatch: pytest.MonkeyPatch, last_vote_lag: float
 
 
 @pytest.mark.parametrize("seed", [1, 6])
-def test_a_late_buy_in_is_dropped_after_play_as_in_play(
-        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_late_buy_in_is_dropped_after_play_as_in_play(seed: int) -> None:
     # The hand's last decision, a buy-in, comes just after the others agreed its time
-    # ran out and gave the default: a node still in play dropped it, one that had left
-    # play (in the reveals) blamed it as an act after its stage, so whether the honest,
-    # slow seat was eliminated hung on arrival order (seed 6 has both kinds of node; the
-    # fault generator's seed 176). Now it is dropped at every node whatever its stage.
-    _table, _slow, stages, _closes = _late_buyin(seed, monkeypatch)
+    # ran out and gave the default: it is dropped at every node whatever its stage, a node
+    # still in play and one that has left play (in the reveals) alike, so whether the
+    # honest, slow seat is eliminated never hangs on arrival order (seed 6 has both kinds
+    # of node).
+    _table, _slow, stages, _closes = _late_buyin(seed)
     assert len(stages) == 3
     assert any(stage > Stage.PLAY for stage in stages)
     if seed == 6:
         assert Stage.PLAY in stages
 
 
-def test_a_slow_seat_that_took_closes_before_the_last_vote_rewinds_without_a_fault(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slow_seat_that_took_closes_before_the_last_vote_rewinds_without_a_fault() -> None:
     # One voter's vote reaches the slow seat later still: its node, on its late branch,
-    # takes the other two closes first, then the last vote, and rewinds. The rewind gave
-    # those closes back to their chains but still counted them, so each was "a second
+    # takes the other two closes first, then the last vote, and rewinds. The rewind gives
+    # those closes back to their chains and counts them no more, so none is "a second
     # reveal" of an honest holder when taken again.
-    _table, _slow, _stages, closes = _late_buyin(1, monkeypatch, last_vote_lag=3.0)
+    _table, _slow, _stages, closes = _late_buyin(1, last_vote_lag=3.0)
     assert len(set(closes)) == 2
 
 
@@ -306,9 +326,9 @@ class _DecidesLateAndCrashesAHolder(CrashesAHolderWhenAsked, ThresholdBot):
 def test_a_late_decider_and_a_crashed_holder_do_not_stall_three_holders(seed: int) -> None:
     # Three holders, no silent set of two: the voter's hold on the late act is released
     # only by the crashed holder's seen, and the late decider waits for the voter's next
-    # step. The late decider now votes the crashed holder's answer out as well (its own
-    # step, which it took), and with the voter's that times the crashed holder out
-    # (fault generator seeds 921, 1378; before, the table waited for ever).
+    # step. The late decider votes the crashed holder's answer out as well (its own step,
+    # which it took), and with the voter's that times the crashed holder out: the table
+    # does not wait for ever.
     timing = Timing(limit=LIMIT, decide_limit=LIMIT, answer_limit=8.0)
     table = build_table(3, seed=seed, chips=3, timing=timing)
     late = _DecidesLateAndCrashesAHolder(table, delay=5.0)

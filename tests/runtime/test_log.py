@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from p2pkille.bots.threshold import ThresholdBot
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.log import (
     MAGIC,
     LogCorrupt,
@@ -20,6 +23,7 @@ from p2pkille.runtime.log import (
     verify_log,
 )
 from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.runtime.status import HandStatus
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
@@ -34,6 +38,22 @@ def logged_table(tmp: Path, peers: int, seed: int, **kwargs: object) -> tuple[
     for node in logged:
         network.add(node)
     return SimTable(list(plain.nodes), network, plain.byzantine), logged
+
+
+def _record(payload: bytes) -> bytes:
+    """One record of the log format (p2pkille/runtime/log.py, docs II.12): u32 n,
+    u32 crc32(n), the payload, u32 crc32(payload), big-endian."""
+    n = struct.pack(">I", len(payload))
+    return n + struct.pack(">I", zlib.crc32(n)) + payload + struct.pack(
+        ">I", zlib.crc32(payload))
+
+
+def _at(stage: Stage, reached: Callable[[HandStatus], bool]) -> Callable[[TableNode], bool]:
+    """A crash point: the node is at ``stage`` and its hand has ``reached``."""
+    def point(node: TableNode) -> bool:
+        status = node.status()
+        return node.stage == stage and status is not None and reached(status)
+    return point
 
 
 def _checkpoints(node: TableNode) -> list[str]:
@@ -138,21 +158,22 @@ def test_corruption_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_header_that_lies_about_the_member_is_refused(tmp_path: Path) -> None:
-    from p2pkille.runtime.log import _frame
-
     table = build_table(3, seed=5)
     node = table.nodes[0]
     other = table.nodes[1]
+    LoggedNode(node, tmp_path / "real.log", durable=False).close()
+    real = (tmp_path / "real.log").read_bytes()[len(MAGIC):]  # its header record alone
+    assert real == _record(real[8:-4])
     header = {"config": node.config.to_json(),
               "delivery": canonical.b64encode(other.delivery.private), "format": 1,
               "identity": canonical.b64encode(node.identity.private_bytes()),
               "name": "n1", "seed": canonical.b64encode(bytes(32))}
     path = tmp_path / "x.log"
-    path.write_bytes(MAGIC + _frame(b"H" + canonical.encode(header)))
+    path.write_bytes(MAGIC + _record(b"H" + canonical.encode(header)))
     with pytest.raises(LogError, match="delivery key"):
         load_log(path)
     header["format"] = 2
-    path.write_bytes(MAGIC + _frame(b"H" + canonical.encode(header)))
+    path.write_bytes(MAGIC + _record(b"H" + canonical.encode(header)))
     with pytest.raises(LogError, match="format"):
         load_log(path)
 
@@ -163,11 +184,10 @@ CrashPoint = Callable[[TableNode], bool]
 
 CRASH_POINTS: dict[str, CrashPoint] = {
     "genesis": lambda n: n.stage == Stage.NONCE,
-    "keys": lambda n: n.stage == Stage.KEYS and n.hand is not None and bool(n.hand.announced),
-    "shuffle": lambda n: n.stage == Stage.SHUFFLE and n.hand is not None and bool(n.hand.steps),
-    "swap-round": lambda n: n.stage == Stage.PLAY and n._facts >= 3,
-    "audit": lambda n: n.stage == Stage.REVEAL and n.hand is not None and bool(
-        n.hand.revealed),
+    "keys": _at(Stage.KEYS, lambda h: bool(h.keys)),
+    "shuffle": _at(Stage.SHUFFLE, lambda h: bool(h.shuffled)),
+    "swap-round": _at(Stage.PLAY, lambda h: len(h.facts) >= 3),
+    "audit": _at(Stage.REVEAL, lambda h: bool(h.revealed)),
     "checkpoint": lambda n: n.stage == Stage.CHECKPOINT,
     "between-hands": lambda n: len(n.outcomes) == 1 and n.stage == Stage.KEYS,
 }
@@ -289,7 +309,7 @@ def test_a_node_crashed_right_after_its_accuse_does_not_accuse_again(
     assert len({e.body["hand"] for e in mine}) == len(mine)
     restarted.close()
     # verify replays the log one envelope at a time: it takes the logged accuse as the
-    # node's own (it used to re-derive another and blame the node for equivocation).
+    # node's own (re-deriving another, it would blame the node for equivocation).
     verdict = verify_log(load_log(restarted.path), ThresholdBot())
     assert not [f for f in verdict.faults if f["kind"] == FaultKind.EQUIVOCATION.value]
 
@@ -297,13 +317,12 @@ def test_a_node_crashed_right_after_its_accuse_does_not_accuse_again(
 @pytest.mark.parametrize("seed", [2, 3, 10, 18])
 def test_restarts_after_a_void_catch_up_and_verify_takes_the_logged_accuse(
         tmp_path: Path, seed: int) -> None:
-    # Randomized crashes (the review's crash fuzz). Seeds 2, 10: a node restarted after
-    # a game whose first hand was voided by an audit fault stalled in that hand's play:
-    # its replay took the accuses (read ahead) before it had consumed the play to its
-    # end, and a voiding node never went on to the reveals its audit needs. Seeds 3, 18:
-    # after a restart a node's accuse says what it had taken then, which verify's
-    # one-by-one replay does not reproduce; it re-derived another one and reported the
-    # honest node's own equivocation.
+    # Random crashes and restarts. In seeds 2 and 10 a node restarts after a first hand
+    # voided by an audit fault: its replay takes the accuses (read ahead) before it has
+    # consumed the play to its end, and it must still go on to the reveals its audit
+    # needs. In seeds 3 and 18 a restarted node's accuse says what it had taken then,
+    # which verify's one-by-one replay does not reproduce: verify takes the logged accuse
+    # and reports no equivocation of the honest node.
     import random
 
     from p2pkille.runtime.faults import FaultKind
@@ -343,31 +362,52 @@ def test_restarts_after_a_void_catch_up_and_verify_takes_the_logged_accuse(
                     and f["accused"] == verdict.seat]
 
 
+class Sends(Behaviour):
+    """Sends ``made`` (kind, body) before the node's next move, once."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple[str, Body]] = []
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        made, self.made = self.made, []
+        return made
+
+
 def test_a_node_never_appends_a_step_of_a_hand_its_chain_has_left() -> None:
-    # Once seen in a peer process restarted from its log: a forward owed in hand 1 went
-    # out a second time after its hand-2 key, and every peer (and `verify` of their logs)
-    # recorded it as a fault of the restarted peer. A step of a hand the node's own chain
+    # A forward owed in hand 1 must not go out after the node's hand-2 key (a peer process
+    # restarted from its log could re-derive one): every peer, and `verify` of their
+    # logs, would record it as the node's fault. A step of a hand the node's own chain
     # has left is never sent; votes and seens of past hands still are.
     from p2pkille.runtime import messages as msg
-    from p2pkille.runtime.io import Output
 
     table = build_table(3, seed=7)
     node = table.nodes[0]
-    table.network.run(stop=lambda _: node.hand is not None and node.hand.number == 2
-                      and node.my_seat is not None and bool(node.hand.announced))
+    sends = Sends()
+    node.behaviour = sends
+    net = table.network
+    net.run(stop=lambda _: node.my_seat is not None
+            and _at(Stage.KEYS, lambda h: h.number == 2 and bool(h.keys))(node))
     mine = node.transcript.chain(node.identity.public)
     assert mine[-1].body.get("hand") == 2
-    out: list[Output] = []
-    node._emit(out, msg.FORWARD, {"boxes": [], "hand": 1, "to": 1, "token": 0})
-    assert out == []
-    assert node.transcript.chain(node.identity.public) == mine
-    node._emit(out, msg.SEEN, {"at": 0, "hand": 1, "seat": 1, "stage": int(Stage.CHECKPOINT)})
-    assert len(out) == 1
-    # A late seen of hand 1 now ends the chain: hand 1 stays left (once, only the last
-    # envelope was read, and a step or tally of hand 1 went out after it: found by review).
-    node._emit(out, msg.FORWARD, {"boxes": [], "hand": 1, "to": 1, "token": 0})
-    node._emit(out, msg.TALLY, {"hand": 1, "ids": [None] * 3})
-    assert len(out) == 1
+
+    def sent(kind: str, body: Body) -> list[tuple[str, object]]:
+        """What the node adds to its chain when its behaviour makes this envelope."""
+        before = len(node.transcript.chain(node.identity.public))
+        sends.made = [(kind, body)]
+        node.wake(net.now)
+        assert not sends.made
+        return [(e.kind, e.body.get("hand"))
+                for e in node.transcript.chain(node.identity.public)[before:]]
+
+    forward: Body = {"boxes": [], "hand": 1, "to": 1, "token": 0}
+    assert (msg.FORWARD, 1) not in sent(msg.FORWARD, forward)
+    seen: Body = {"at": 0, "hand": 1, "seat": 1, "stage": int(Stage.CHECKPOINT)}
+    assert (msg.SEEN, 1) in sent(msg.SEEN, seen)
+    # A late seen of hand 1 now ends the chain: hand 1 stays left (any envelope of a later
+    # hand in the chain counts, not only its last).
+    assert node.transcript.chain(node.identity.public)[-1].body.get("hand") == 1
+    assert (msg.FORWARD, 1) not in sent(msg.FORWARD, forward)
+    assert (msg.TALLY, 1) not in sent(msg.TALLY, {"hand": 1, "ids": [None] * 3})
 
 
 @pytest.mark.parametrize("records", [40, 46, 52])
@@ -376,10 +416,10 @@ def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: in
     # tests/net/test_peer_processes.py) killed after hand 1 and its hand-2 key; cut to
     # its first `records` envelopes it is a node killed in play (40), at the checkpoint
     # (46) or after (52). Replaying it, the node re-derives its first forward of hand 1
-    # holding more shares of the card than when it wrote it, so the bytes differ: it
-    # used to send it again (a second forward for one card and recipient, recorded as
-    # its fault by every peer, and by `verify` of their logs). A forward is the same one
-    # when it is for the same hand, card and recipient.
+    # holding more shares of the card than when it wrote it, so the bytes differ. A
+    # forward is the same one when it is for the same hand, card and recipient: it is
+    # not sent again (a second forward for one card and recipient would be its fault at
+    # every peer, and in `verify` of their logs).
     import dataclasses
 
     from p2pkille.runtime import messages as msg
@@ -394,13 +434,13 @@ def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: in
     assert after[:len(before)] == before
     assert not [e for e in after[len(before):] if e.kind == msg.FORWARD]
     # What it may disclose of a forward (in an accuse) is what the forward sent held.
-    hand = node.hand
-    assert hand is not None
+    status = node.status()
+    assert status is not None
     sent = {(b.token, b.sender, b.recipient, e.body["to"]) for e in after
-            if e.kind == msg.FORWARD and e.body.get("hand") == hand.number
+            if e.kind == msg.FORWARD and e.body.get("hand") == status.number
             for b in msg.get_boxes(e.body, e.wire)}
-    forwarded = {slot for slot in hand.plain if slot not in hand.deal_boxes}
-    assert forwarded <= sent
+    assert node.sealed_forwards() <= sent
+    assert bool(node.sealed_forwards()) == (status.number == 1)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -409,16 +449,16 @@ def test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand(
     # Hand 1 is voided: a seat acts out of turn, and a holder crashes before its accuse, so
     # the others vote it out in the void round. A node rebuilt from its log reads the hand's
     # accuses ahead and is voiding from its first step, with its own vote on the crashed
-    # holder's accuse taken back: that vote held back the holder's key (the step read as
-    # the void round's), so the node never reached the act it must check, and stalled in
-    # hand 1 for ever (fault generator seed 810, diagnosed by a helper).
+    # holder's accuse taken back: that vote must not hold back the holder's key (the step
+    # read as the void round's), or the node never reaches the act it must check and
+    # stalls in hand 1 for ever.
     timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
     table, logged = logged_table(tmp_path, 5, seed=seed, chips=3, timing=timing,
                                  byzantine={1: "out-of-turn"})
-    table.network.run(stop=lambda _: any(n.hand is not None and n.hand.voiding
-                                         for n in table.nodes))
-    victim = next(n for n in table.nodes if n.my_seat != 1 and n.hand is not None
-                  and n.hand.me is not None and not n.hand.mine)
+    table.network.run(stop=lambda _: any(
+        (h := n.status()) is not None and h.voiding for n in table.nodes))
+    victim = next(n for n in table.nodes if n.my_seat != 1 and (h := n.status()) is not None
+                  and h.me is not None and not h.accusing)  # it found no fault itself
     table.network.crash(victim.name)
     table.run(until=3000.0, max_hands=3)
     voters = [w for w in logged if w.node is not victim and w.node.my_seat != 1]

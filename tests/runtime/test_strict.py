@@ -11,8 +11,8 @@ import pytest
 
 from cli.main import main
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
-from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
@@ -113,9 +113,9 @@ def test_sim_cli_runs_a_strict_table(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_a_part_for_the_next_claim_waits_while_one_claim_is_under_test() -> None:
-    # Found by a randomized run: under drops and reordering a node still testing one
-    # claim received a part for the next one (the others had moved on) and took it as
-    # an illegal act, splitting the table. It must wait for that claim instead.
+    # Under drops and reordering a node still testing one claim can receive a part for
+    # the next one (the others moved on): it waits for that claim, where taking the part
+    # as an illegal act would split the table.
     table = build_table(5, seed=106, chips=4, mode="strict", byzantine={4: "bad-shuffle"},
                         faults=Faults.parse("drop=0.1,dup=0.05,reorder=0.1,delay=50ms"),
                         deciders=lambda _i: Restless())
@@ -125,13 +125,13 @@ def test_a_part_for_the_next_claim_waits_while_one_claim_is_under_test() -> None
                for f in n.faults)
 
 
-class BadPart(TableNode):
+class BadPart(Behaviour):
     """Gives its part of every test with a broken proof (the value is right)."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.PET:  # byte 40: the proof's challenge no longer fits
             body = {**body, "share": flipped(body["share"], 40)}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def _bad_part_table(peers: int, seed: int) -> tuple[SimTable, TableNode]:
@@ -161,12 +161,11 @@ def test_a_bad_test_part_is_blamed_on_its_giver_by_every_honest_node() -> None:
     pytest.fail("no seed had a test the cheater gave a part of")
 
 
-class NoPart(TableNode):
+class NoPart(Behaviour):
     """Never gives its part of a test (a withheld step: it is timed out)."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind != msg.PET:
-            super()._emit(out, kind, body)
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        return [] if kind == msg.PET else [body]
 
 
 def test_a_bad_test_part_is_blamed_even_when_the_test_never_ends() -> None:
@@ -196,9 +195,8 @@ def test_a_bad_test_part_is_blamed_even_when_the_test_never_ends() -> None:
 
 
 def test_a_withheld_test_part_times_out_only_its_withholder() -> None:
-    # The parts taken wait to be checked together; their givers have answered and must
-    # not be waited for (at first they were: every holder that had sent its part was
-    # timed out with the withholder, found by review).
+    # The parts taken wait to be checked together; their givers have answered and are
+    # not waited for: only the withholder is timed out.
     voided = 0
     for seed in range(1, 7):
         table = build_table(5, seed=seed, chips=4, mode="strict",
@@ -214,25 +212,37 @@ def test_a_withheld_test_part_times_out_only_its_withholder() -> None:
     assert voided >= 3
 
 
-class BadThenGoodPart(TableNode):
-    """Gives a bad part of every test and then the good one."""
+class BadThenGoodPart(Behaviour):
+    """Gives a bad part of every test and, as its next envelope, the good one."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind == msg.PET:
-            super()._emit(out, kind, {**body, "share": flipped(body["share"], 40)})
-        super()._emit(out, kind, body)
+    def __init__(self) -> None:
+        self.good: list[Body] = []
+        self.giving = False
+
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != msg.PET or self.giving:
+            return [body]
+        self.good.append(body)
+        return [{**body, "share": flipped(body["share"], 40)}]
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        good, self.good = self.good, []
+        self.giving = bool(good)  # until its next move: they go out as they are
+        return [(msg.PET, body) for body in good]
 
 
 @pytest.mark.parametrize("seed", [2, 7, 8])
 def test_a_second_part_after_a_bad_one_is_judged_alike_in_any_order(seed: int) -> None:
-    # A node that checked the bad part before the second came took the second; one that
-    # still held the bad part unchecked refused the second as a part it may not give,
-    # and the two accused differently (found by review: the honest nodes split). The
-    # pending parts are now checked before a second part from the same seat is judged.
+    # The pending parts are checked before a second part from the same seat is judged:
+    # a node that checked the bad part before the second came and one that still held it
+    # unchecked accuse alike, whatever order the parts arrive in.
     table = build_table(5, seed=seed, chips=4, mode="strict", deciders=lambda _i: Restless(),
                         faults=Faults(delay=0.05, jitter=0.3))
     cheater = misbehave(table, CHEATER, BadThenGoodPart)
     run = table.run(until=3000.0, max_hands=1)
+    parts = [e.body["at"] for e in cheater.transcript.chain(cheater.identity.public)
+             if e.kind == msg.PET]
+    assert parts[:2] == [parts[0]] * 2, "a bad part and a good one for one test"
     assert run.honest_agree
     assert cheater.my_seat is not None
     for node in run.honest:
@@ -255,8 +265,8 @@ def _keyless_claims(node: TableNode) -> list[tuple[int, str]]:
 
 
 def test_a_buyer_proves_its_no_kille_without_a_key() -> None:
-    # A buyer holds no key of the hand (the seller stays the key holder); its claim used
-    # to assert on the missing key inside receive. Keyless, every key holder answers it.
+    # A buyer holds no key of the hand (the seller stays the key holder): its claim is
+    # keyless, checked without a key share, and every key holder answers it.
     strict = build_table(4, seed=2, chips=3, ruleset="enkortskille", mode="strict",
                          deciders=lambda _i: Restless()).run(until=3000.0)
     audit = build_table(4, seed=2, chips=3, ruleset="enkortskille",

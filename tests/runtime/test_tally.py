@@ -1,17 +1,17 @@
 """The tally round of a void round (docs/protocol.md II.11.1) under slow links, short
-limits, losses and misbehaving seats: the seeds below split or stalled a table on the
-way to it (17 and 24 split it before the round: a node decided while the others were
-still timing a seat out; 9 and 24 stalled it in a first version of the round: an
-impatient node held back tallies nobody answered for once the others had dealt on)."""
+limits, losses and misbehaving seats, and against seats that attack it: forked tallies,
+forked accuses that frame an honest seat, malformed tallies, and a member without a key
+that lacks a fork the holders tallied on."""
 
 from __future__ import annotations
 
 import random
-from typing import ClassVar, cast
+from typing import cast
 
 import pytest
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
@@ -19,9 +19,9 @@ from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.envelope import Envelope
 from protocol.errors import InvalidEncoding
+from protocol.keys import HandContext
 from tests.runtime.bots import Restless
-from tests.runtime.helpers import misbehave
-from tests.runtime.test_accuse_fork import StopsForNothing
+from tests.runtime.helpers import StopsForNothing, envelope_in, misbehave
 
 BEHAVIOURS = ("withhold", "false-accuse", "equivocate", "wrong-share", "bad-shuffle",
               "false-answer", "out-of-turn", "garbage", None)
@@ -52,6 +52,24 @@ def _table(seed: int) -> SimTable:
     return table
 
 
+def _split_fork(node: TableNode, out: list[Output], seq: int, victim: str,
+                peers: tuple[str, ...]) -> list[Output]:
+    """``out`` with the two branches of ``node``'s fork at chain slot ``seq`` split: the
+    one it took to every peer but ``victim``, the other to ``victim`` alone."""
+    taken = node.transcript.chain(node.identity.public)[seq - 1]
+    sent: list[Output] = []
+    for output in out:
+        env = envelope_in(node, output.data) if isinstance(output, Send) else None
+        if env is None or env.author != node.identity.public or env.seq != seq:
+            sent.append(output)
+        elif env.id == taken.id:
+            sent += [Send(env.wire, to=name) for name in peers
+                     if name not in (node.name, victim)]
+        else:
+            sent.append(Send(env.wire, to=victim))
+    return sent
+
+
 @pytest.mark.parametrize("seed", [9, 17, 24, 25])
 def test_slow_links_and_short_limits_never_split_or_stall_a_void_round(seed: int) -> None:
     run = _table(seed).run(until=4000.0, max_hands=4)
@@ -59,32 +77,31 @@ def test_slow_links_and_short_limits_never_split_or_stall_a_void_round(seed: int
     assert any(o.voided for o in run.honest[0].outcomes)  # the round was played
 
 
-# -- attacks on the tally round (an independent review's scripts) ----------------------
+# -- attacks on the tally round -------------------------------------------------------
 
 
 class ForkTally(StopsForNothing):
     """Stops hand 1 for nothing, then signs two tallies for one slot: the true one to
     every peer but ``victim``, one with an id nulled to the victim."""
 
-    victim: ClassVar[str] = ""
-    peer_names: ClassVar[tuple[str, ...]] = ()
-    forked = False
+    def __init__(self, victim: str, peers: tuple[str, ...]) -> None:
+        super().__init__()
+        self.victim, self.peers = victim, peers
+        self.forked: int | None = None
+        """The chain slot of the forked tally."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind != msg.TALLY or self.forked:
-            super()._emit(out, kind, body)
-            return
-        self.forked = True
-        seq, prev = self.transcript.next_slot(self.identity.public)
-        first = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                              kind=kind, body=body)
-        self._took(self.transcript.receive_own(first))
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != msg.TALLY or self.forked is not None:
+            return [body]
+        self.forked = node.transcript.next_slot(node.identity.public)[0]
         ids = list(cast(list[object], body["ids"]))
         ids[next(i for i, v in enumerate(ids) if v is not None)] = None
-        second = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                               kind=kind, body={**body, "ids": ids})
-        out += [Send(second.wire if name == self.victim else first.wire, to=name)
-                for name in self.peer_names if name != self.name]
+        return [body, {**body, "ids": ids}]
+
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        if self.forked is None:
+            return out
+        return _split_fork(node, out, self.forked, self.victim, self.peers)
 
 
 @pytest.mark.parametrize(("peers", "seed"), [(4, 1), (5, 2), (6, 4)])
@@ -93,65 +110,74 @@ def test_a_tally_signed_twice_strands_nobody(peers: int, seed: int) -> None:
     # decided answer its vote with a seen and the tally they hold, the victim finds the
     # fork and waits no longer for that seat, whose accuse still counts as tallied.
     table = build_table(peers, seed=seed, chips=3)
-    forker = misbehave(table, 2, ForkTally)
-    forker.__class__ = type("NamedForkTally", (ForkTally,), {
-        "victim": table.nodes[table.seats()[0]].name,
-        "peer_names": tuple(n.name for n in table.nodes)})
+    victim = table.nodes[table.seats()[0]]
+    forking = ForkTally(victim.name, tuple(n.name for n in table.nodes))
+    forker = misbehave(table, 2, forking)
     run = table.run(until=600.0, max_hands=2)
+    assert forking.forked is not None
+    held = victim.transcript.get(forker.identity.public, forking.forked)
+    signed = forker.transcript.get(forker.identity.public, forking.forked)
+    assert held is not None
+    assert signed is not None
+    assert (held.kind, signed.kind) == (msg.TALLY, msg.TALLY)
+    assert held.id != signed.id, "the victim holds the other branch"
     assert run.honest_agree
     assert run.honest[0].outcomes[0].eliminated == ["P3"]
 
 
-class Framer(TableNode):
-    """Once an honest seat forwarded it a card, stops the hand with an accuse signed in two
-    versions too big to be carried: padding alone to that seat (so its own accuse leaves
-    that forward out), padding and a "bad-seal" accusation of the forward to the rest.
-    Then says nothing more."""
+class Framer(Behaviour):
+    """Once armed (an honest seat forwarded it a card), stops the hand with an accuse
+    signed in two versions too big to be carried: padding alone to that seat (so its own
+    accuse leaves that forward out), padding and a "bad-seal" accusation of the forward to
+    the rest. Then says nothing more."""
 
-    armed: ClassVar[bool] = False
-    victim: ClassVar[str] = ""
-    victim_seat: ClassVar[int] = -1
-    forward: ClassVar[bytes] = b""
-    peer_names: ClassVar[tuple[str, ...]] = ()
-    fired = False
+    def __init__(self, peers: tuple[str, ...]) -> None:
+        self.peers = peers
+        self.armed = False
+        self.victim = ""
+        self.victim_seat = -1
+        self.forward = b""
+        self.stopped = False
+        self.fired: int | None = None
+        """The chain slot of its forked accuse."""
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (self.armed and hand is not None and self.stage == Stage.PLAY
-                and not hand.voiding and self._once("stop")):
-            hand.voiding = True
-        return bool(super()._act(out))
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (not self.armed or self.stopped or status is None or node.stage != Stage.PLAY
+                or status.voiding):
+            return []
+        self.stopped = True
+        return [(msg.ACCUSE, {"accusations": [], "disclosed": node.disclosures(),
+                              "hand": status.number})]
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if self.fired:
-            return
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if self.fired is not None:
+            return []
         if kind != msg.ACCUSE:
-            super()._emit(out, kind, body)
-            return
-        self.fired = True
-        hand = self.hand
-        assert hand is not None
-        other = next(s for s in hand.holders if s not in (self.my_seat, self.victim_seat))
+            return [body]
+        status = node.status()
+        assert status is not None
+        self.fired = node.transcript.next_slot(node.identity.public)[0]
+        other = next(s for s in status.holders if s not in (node.my_seat, self.victim_seat))
         pad = [msg.Accusation(other, "illegal-act", "x" * 200, self.forward).to_json()
                for _ in range(max(1, 53000 // (len(self.forward) * 4 // 3 + 300)))]
         framed = [msg.Accusation(self.victim_seat, "bad-seal", "box did not open",
                                  self.forward).to_json()]
-        seq, prev = self.transcript.next_slot(self.identity.public)
-        versions = [Envelope.seal(self.identity, table=self.config.table_id, seq=seq,
-                                  prev=prev, kind=kind, body={**body, "accusations": acc})
-                    for acc in (pad, framed + pad)]
-        self._took(self.transcript.receive_own(versions[1]))
-        out += [Send(versions[0].wire if name == self.victim else versions[1].wire, to=name)
-                for name in self.peer_names if name != self.name]
+        return [{**body, "accusations": framed + pad}, {**body, "accusations": pad}]
+
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        if self.fired is None:
+            return out
+        return _split_fork(node, out, self.fired, self.victim, self.peers)
 
 
 def _forward_to(node: TableNode) -> bytes:
     """A forward of the current hand to ``node``'s seat that ``node`` holds, or b""."""
-    hand = node.hand
+    status = node.status()
     for member in node.members:
         for env in node.transcript.chain(member):
-            if (env.kind == msg.FORWARD and hand is not None
-                    and env.body.get("hand") == hand.number
+            if (env.kind == msg.FORWARD and status is not None
+                    and env.body.get("hand") == status.number
                     and env.body.get("to") == node.my_seat):
                 return env.wire
     return b""
@@ -161,31 +187,33 @@ def _forward_to(node: TableNode) -> bytes:
 def test_an_honest_seat_framed_by_a_forked_accuse_is_not_blamed(
         seed: int, peers: int, delay: float) -> None:
     table = build_table(peers, seed=seed, chips=3, deciders=lambda _i: Restless())
-    framer = misbehave(table, 2, Framer)
-
-    class Armed(Framer):
-        peer_names = tuple(n.name for n in table.nodes)
-
-    cls: type[Framer] = Armed
-    framer.__class__ = cls
+    framing = Framer(tuple(n.name for n in table.nodes))
+    framer = misbehave(table, 2, framing)
     table.network.run(until=600.0, stop=lambda _: framer.stage == Stage.PLAY and bool(
         _forward_to(framer)))
     wire = _forward_to(framer)
     assert wire
     author = next(n for n in table.nodes if n.transcript.chain(n.identity.public)
                   and any(e.wire == wire for e in n.transcript.chain(n.identity.public)))
-    cls.armed, cls.victim, cls.forward = True, author.name, wire
-    cls.victim_seat = author.my_seat if author.my_seat is not None else -1
+    framing.armed, framing.victim, framing.forward = True, author.name, wire
+    framing.victim_seat = author.my_seat if author.my_seat is not None else -1
     for node in table.nodes:
         if node is not author:
             table.network.set_link(author.name, node.name, Faults(delay=delay), one_way=True)
-    framer_hand = framer.hand.number if framer.hand is not None else 0
+    status = framer.status()
+    framer_hand = status.number if status is not None else 0
     run = table.run(until=900.0, max_hands=framer_hand + 1)
+    assert framing.fired is not None
+    held = {n.name: n.transcript.get(framer.identity.public, framing.fired)
+            for n in run.honest}
+    assert {name: e is not None and "bad-seal" in str(e.body["accusations"])
+            for name, e in held.items()} == {name: name != author.name for name in held}, (
+        "the framed version reached every honest seat but its victim")
     assert run.honest_agree
     voided = run.honest[0].outcomes[framer_hand - 1]
     assert voided.voided
     assert "P3" in voided.eliminated
-    assert f"P{cls.victim_seat + 1}" not in voided.eliminated  # not framed
+    assert f"P{framing.victim_seat + 1}" not in voided.eliminated  # not framed
 
 
 @pytest.mark.parametrize("ids", [
@@ -212,10 +240,10 @@ def test_a_tally_without_buyers_names_none_and_one_with_them_reads_back() -> Non
 class BadTally(StopsForNothing):
     """Stops hand 1 for nothing, then sends tallies one id short."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.TALLY:
             body = {**body, "ids": cast(list[object], body["ids"])[:-1]}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_a_tally_not_of_every_holder_is_a_fault_and_the_table_goes_on() -> None:
@@ -229,38 +257,35 @@ def test_a_tally_not_of_every_holder_is_a_fault_and_the_table_goes_on() -> None:
                    for f in node.faults)
 
 
-class ForksAfterAccusing(TableNode):
+class ForksAfterAccusing(Behaviour):
     """In hand 2, once past its key: falsely accuses the next holder, makes a second key
     envelope for its key slot (``fork``, sent by the test to chosen holders) and never
     tallies the hand."""
 
-    fork: ClassVar[dict[str, bytes]] = {}
+    def __init__(self) -> None:
+        self.fork = b""
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (hand is not None and hand.number == 2 and hand.me is not None
-                and self.stage > Stage.KEYS and self._once("false-accuse", 2)):
-            victim = hand.holders[(hand.me + 1) % len(hand.holders)]
-            theirs = next(e for e in self.transcript.chain(self.members[self.member_of[victim]])
-                          if e.kind == msg.KEY and e.body.get("hand") == 2)
-            self._sent.add(("accuse", 2))
-            made_up = msg.Accusation(victim, "bad-key", "made up", theirs.wire)
-            self._emit(out, msg.ACCUSE, {"accusations": [made_up.to_json()], "disclosed": [],
-                                         "hand": 2})
-            mine = next(e for e in self.transcript.chain(self.identity.public)
-                        if e.kind == msg.KEY and e.body.get("hand") == 2)
-            assert hand.key is not None
-            other = hand.key.announce(hand.ctx, self._rng("fork", 2))
-            body = {**mine.body, "share": canonical.b64encode(other.to_bytes())}
-            self.fork["wire"] = Envelope.seal(
-                self.identity, table=self.config.table_id, seq=mine.seq, prev=mine.prev,
-                kind=msg.KEY, body=body).wire
-            return True
-        return super()._act(out)
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status, key = node.status(), node.own_key()
+        if (self.fork or status is None or status.number != 2 or status.me is None
+                or key is None or node.stage <= Stage.KEYS):
+            return []
+        victim = status.holders[(status.me + 1) % len(status.holders)]
+        theirs = next(e for e in node.transcript.chain(node.members[node.member_of[victim]])
+                      if e.kind == msg.KEY and e.body.get("hand") == 2)
+        mine = next(e for e in node.transcript.chain(node.identity.public)
+                    if e.kind == msg.KEY and e.body.get("hand") == 2)
+        other = key.announce(HandContext(node.config.table_id, 2), node.rng("fork", 2))
+        self.fork = Envelope.seal(
+            node.identity, table=node.config.table_id, seq=mine.seq, prev=mine.prev,
+            kind=msg.KEY, body={**mine.body, "share": canonical.b64encode(other.to_bytes())}
+        ).wire
+        made_up = msg.Accusation(victim, "bad-key", "made up", theirs.wire)
+        return [(msg.ACCUSE, {"accusations": [made_up.to_json()], "disclosed": [],
+                              "hand": 2})]
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind != msg.TALLY or body.get("hand") != 2:
-            super()._emit(out, kind, body)
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        return [] if kind == msg.TALLY and body.get("hand") == 2 else [body]
 
 
 def test_a_member_without_a_key_never_takes_the_movers_tally_over_a_fork_it_lacks() -> None:
@@ -268,31 +293,44 @@ def test_a_member_without_a_key_never_takes_the_movers_tally_over_a_fork_it_lack
     # accuses another and withholds its tally; once M holds every accuse it is cut off, and
     # F's second key envelope reaches only the other holders. They hold F forked (its accuse
     # counts for nothing), tally with F null and deal on. M, which never gets the other
-    # branch, counts F's accuse. Taking their tally, M read F's null as a time-out and kept
-    # a game where F was eliminated in hand 2 (found by review); now it takes a tally only
-    # when every seat it leaves out is gone at M too, so M waits and keeps no other record.
-    ForksAfterAccusing.fork.clear()
+    # branch, counts F's accuse: it takes the holders' tally only when every seat that
+    # tally leaves out is gone at M too, so M waits and keeps no other record (reading F's
+    # null as a time-out, it would keep a game where F was eliminated in hand 2).
     timing = Timing(limit=2.0, answer_limit=10.0)
     table = build_table(6, seed=2, chips=1, timing=timing, faults=Faults(delay=0.05))
     net = table.network
-    net.run(stop=lambda _: all(n.hand is not None and n.hand.number >= 2 for n in table.nodes),
-            until=2000.0)
-    holders = table.nodes[0].hand.holders if table.nodes[0].hand is not None else ()
+
+    def number(node: TableNode) -> int:
+        status = node.status()
+        return 0 if status is None else status.number
+
+    net.run(stop=lambda _: all(number(n) >= 2 for n in table.nodes), until=2000.0)
+    status = table.nodes[0].status()
+    holders = status.holders if status is not None else ()
     (member,) = [s for s in range(6) if s not in holders]
     seats = table.seats()
     forker, m = table.nodes[seats[holders[0]]], table.nodes[seats[member]]
-    forker.__class__ = ForksAfterAccusing
-    net.run(stop=lambda _: "wire" in ForksAfterAccusing.fork and m.hand is not None
-            and len(m.hand.accuses) == len(holders), until=net.now + 500.0)
-    assert m.hand is not None
-    assert len(m.hand.accuses) == len(holders)
+    forking = ForksAfterAccusing()
+    forker.behaviour = forking
+
+    def accused(node: TableNode) -> int:
+        status = node.status()
+        return 0 if status is None else len(status.accused)
+
+    net.run(stop=lambda _: bool(forking.fork) and accused(m) == len(holders),
+            until=net.now + 500.0)
+    assert accused(m) == len(holders)
     net.partition([m.name], [n.name for n in table.nodes if n is not m])
     for seat in holders[1:]:
-        net.inject(forker.name, ForksAfterAccusing.fork["wire"], to=table.nodes[seats[seat]].name)
-    net.run(until=net.now + 120.0)
-    net.heal()
-    net.run(until=net.now + 2000.0)
+        net.inject(forker.name, forking.fork, to=table.nodes[seats[seat]].name)
     honest = [n for n in table.nodes if n is not forker and n is not m]
+    net.run(until=net.now + 120.0, stop=lambda _: all(n.done for n in honest))
+    net.heal()
+    # M holds every envelope of the holders, their tallies too, within a sync or two; it
+    # must keep waiting rather than take their tally: three answer limits later it still
+    # has not.
+    net.run(until=net.now + 3 * timing.answer_limit)
+    assert all(m.transcript.covers(n.transcript.heads()) for n in honest)
     assert all(n.done for n in honest)
     record = [(o.hand, o.voided, o.eliminated) for o in honest[0].outcomes]
     assert all([(o.hand, o.voided, o.eliminated) for o in n.outcomes] == record for n in honest)

@@ -4,11 +4,10 @@ eliminated only when every other key holder voted its time out; nodes whose cloc
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from p2pkille.runtime.io import Output
+from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import SimTable, TableRun, build_table
@@ -64,13 +63,14 @@ def _slow(table: SimTable, seat: int, delay: float) -> str:
 
 def test_a_slow_node_is_not_timed_out_while_one_holder_still_waits() -> None:
     clean = build_table(4, seed=5, chips=4)
+    order = clean.seats()  # the same seats at every table of this seed
     clean.run(until=3600.0, max_hands=3)
-    table = build_table(4, seed=5, chips=4)
-    order = table.seats()
     # P1 gives up after 0.5 s; P3 and P4 wait 60 s. P2's messages take 3 s. (Once
     # only P1 and P2 are left, P1 alone is "every other key holder": not played here.)
-    for seat, limit in ((0, 0.5), (2, 60.0), (3, 60.0)):
-        table.nodes[order[seat]].timing = Timing(limit=limit, decide_limit=limit)
+    table = build_table(4, seed=5, chips=4, timings={
+        order[seat]: Timing(limit=limit, decide_limit=limit)
+        for seat, limit in ((0, 0.5), (2, 60.0), (3, 60.0))})
+    assert table.seats() == order
     _slow(table, 1, 3.0)
     run = table.run(until=3600.0, max_hands=3)
     assert run.honest_agree
@@ -82,10 +82,10 @@ def test_a_slow_node_is_not_timed_out_while_one_holder_still_waits() -> None:
 
 
 def test_a_slow_node_that_every_other_holder_gave_up_on_is_out_everywhere() -> None:
-    table = build_table(4, seed=5, chips=4)
-    order = table.seats()
-    for seat in (0, 2, 3):
-        table.nodes[order[seat]].timing = Timing(limit=0.5 + seat, decide_limit=0.5 + seat)
+    order = build_table(4, seed=5, chips=4).seats()
+    table = build_table(4, seed=5, chips=4, timings={
+        order[seat]: Timing(limit=0.5 + seat, decide_limit=0.5 + seat) for seat in (0, 2, 3)})
+    assert table.seats() == order
     _slow(table, 1, 5.0)
     run = table.run(until=3600.0)
     # The slow node is honest: it must reach the same verdict on itself.
@@ -108,14 +108,17 @@ def test_a_timeout_after_a_voided_hand_is_still_agreed() -> None:
     assert {a["kind"] for a in voided[1].accusations} == {"audit"}
 
 
-class NoForward(TableNode):
+class NoForward(Behaviour):
     """Never forwards its shares after an exchange (its partner cannot learn its card)."""
 
-    def _play(self, out: list[Output], hand: Any) -> bool:
-        if hand.forwards:
-            hand.forwards.clear()
-            return True
-        return bool(super()._play(out, hand))
+    def __init__(self) -> None:
+        self.withheld = 0
+
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != msg.FORWARD:
+            return [body]
+        self.withheld += 1
+        return []
 
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
@@ -123,8 +126,10 @@ def test_a_withheld_forward_eliminates_the_withholder_not_its_victim(mode: str) 
     # The table waits for an owed forward like any other step: walking away with a
     # partner's card must not leave the partner unable to play, timed out in its place.
     table = build_table(3, seed=1, mode=mode, deciders=lambda _i: Restless())
-    misbehave(table, 1, NoForward)
+    withholder = NoForward()
+    misbehave(table, 1, withholder)
     run = table.run(until=2000.0, max_hands=2)
+    assert withholder.withheld
     assert run.honest_agree
     voided = [o for o in run.honest[0].outcomes if o.voided]
     assert [o.eliminated for o in voided] == [["P2"]]
@@ -135,21 +140,25 @@ def test_a_withheld_forward_eliminates_the_withholder_not_its_victim(mode: str) 
 @pytest.mark.parametrize("slow", ["n2", "n3", "n4"])
 def test_a_forward_taken_before_its_exchange_is_not_owed_afterwards(slow: str) -> None:
     # One slow link into n1: the target's answer reaches n1 after the requester's
-    # forward, which n1 takes first. It used to record the forward as owed anyway when it
-    # applied the answer, wait for it for ever, and so never vote that seat's next step:
-    # a crash of that seat later stalled the table (found by the crash generator).
+    # forward, which n1 takes first. Applying the answer must not record that forward as
+    # owed: n1 would wait for it for ever, and so never vote that seat's next step (a
+    # crash of that seat would then stall the table).
     table = build_table(4, seed=2, chips=4, deciders=lambda _i: Restless())
     net = table.network
     net.set_link(slow, "n1", Faults(delay=3.0), one_way=True)
-    lingering: list[tuple[int, dict[tuple[int, int], tuple[int, int]]]] = []
+    lingering: list[tuple[int, dict[tuple[int, int], int]]] = []
+    owed_in_play: list[int] = []
     n1 = table.nodes[0]
 
     def check(_: object) -> bool:
-        hand = n1.hand
-        if hand is not None and n1.stage > Stage.PLAY and hand.owed:
-            lingering.append((hand.number, dict(hand.owed)))
+        status, owed = n1.status(), n1.owed_forwards()
+        if status is not None and owed and n1.stage == Stage.PLAY:
+            owed_in_play.append(status.number)
+        if status is not None and n1.stage > Stage.PLAY and owed:
+            lingering.append((status.number, owed))
         return all(n.done for n in table.nodes)
 
     net.run(stop=check, until=3000.0)
     assert all(n.done for n in table.nodes)
+    assert owed_in_play, "forwards were owed in play"
     assert lingering == []

@@ -12,6 +12,7 @@ import pytest
 from cli.main import main
 from p2pkille.bots.threshold import ThresholdBot
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.log import MAGIC, LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import TableNode, Timing
@@ -52,13 +53,13 @@ def test_a_whole_clean_game_verifies(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert all(o.checkpoint in text for o in node.outcomes)
 
 
-class BadShuffleCommit(TableNode):
+class BadShuffleCommit(Behaviour):
     """Publishes a shuffle whose commitment does not bind its deck: the audit blames it."""
 
-    def _emit(self, out: list[object], kind: str, body: dict[str, object]) -> None:  # type: ignore[override]
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.SHUFFLE:
             body = {**body, "commit": canonical.b64encode(bytes(32))}
-        super()._emit(out, kind, body)  # type: ignore[arg-type]
+        return [body]
 
 
 @pytest.mark.parametrize(("cls", "cheat", "kind"), [
@@ -66,11 +67,11 @@ class BadShuffleCommit(TableNode):
     (BadShuffleCommit, 2, FaultKind.AUDIT),
 ])
 def test_verify_finds_the_fault_the_live_node_recorded(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], cls: type[TableNode], cheat: int,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cls: type[Behaviour], cheat: int,
         kind: FaultKind) -> None:
     table, logged = logged_table(tmp_path, 3, seed=4)
     cheater = table.nodes[cheat]
-    cheater.__class__ = cls
+    cheater.behaviour = cls()
     table.run(until=30.0)
     victims = [w for w in logged if w.node is not cheater and w.node.faults]
     assert victims, "the cheat was not detected live"

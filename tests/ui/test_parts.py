@@ -288,7 +288,7 @@ def test_a_screen_node_that_starts_over_keeps_an_audit_of_every_counted_hand() -
     assert sorted(human.audits) == counted
     live = dict(human.audits)
     human.audits.clear()
-    human._rebuild([])
+    human.start_over()
     assert human.rebuilds == 1
     assert human.audits == live
 

@@ -20,7 +20,8 @@ from cli.play import logged_table, table_screen
 from p2pkille.engine.facts import BuyIn, Decision, Fact, VoteChoice
 from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.io import Output
+from p2pkille.runtime.behaviour import Behaviour, Body
+from p2pkille.runtime.node import TableNode
 from p2pkille.ui.app import build_app
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, Request
@@ -261,7 +262,7 @@ def test_a_wait_that_no_majority_can_end_is_explained(inp: PipeInput) -> None:
     app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
 
     async def body() -> None:
-        await wait_for(lambda: table.human.hand is not None)
+        await wait_for(lambda: table.human.status() is not None)
         gone = table.bots[:2]
         for bot in gone:
             table.net.vanish(bot.name)
@@ -300,20 +301,20 @@ def test_a_failing_table_is_a_message_not_a_traceback(inp: PipeInput) -> None:
     assert screen.quit
 
 
-class BadKey(HumanTableNode):
+class BadKey(Behaviour):
     """Announces its hand key with a proof that does not hold."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.KEY:
             body = {**body, "share": flipped(body["share"], 40)}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_a_voided_hand_is_narrated_with_who_why_and_one_hand_numbering(
         inp: PipeInput) -> None:
     table, screen, app, _clock = setup(inp, seed=15)
     cheater = table.bots[1]
-    cheater.__class__ = BadKey
+    cheater.behaviour = BadKey()
     cheater_name = table.names_by_peer[cheater.name]
 
     async def body() -> None:
@@ -358,15 +359,15 @@ def test_a_voided_hand_is_narrated_with_who_why_and_one_hand_numbering(
     assert f"  {cheater_name} är ute ur spelet för gott." in swedish
 
 
-class BadReveal(HumanTableNode):
+class BadReveal(Behaviour):
     """Reveals a broken hand key in every hand in which a seat bought back in."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        hand = node.status()
         if kind == msg.REVEAL and "secret" in body and hand is not None and any(
                 isinstance(f, BuyIn) for f in hand.facts):
             body = {**body, "secret": flipped(body["secret"], 3)}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def buys_back(request: Request) -> str:
@@ -378,7 +379,7 @@ def buys_back(request: Request) -> str:
 
 def test_a_void_says_what_it_undid_a_buy_back_too(inp: PipeInput) -> None:
     table, screen, app, _clock = setup(inp, seed=16, chips=5)
-    table.bots[0].__class__ = BadReveal
+    table.bots[0].behaviour = BadReveal()
 
     async def body() -> None:
         node = table.human
