@@ -18,6 +18,7 @@ from p2pkille.engine.peer import PeerView
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import gapfill
 from p2pkille.runtime.behaviour import Behaviour, Probe
+from p2pkille.runtime.claims import Claims
 from p2pkille.runtime.config import TableConfig
 from p2pkille.runtime.core import Core
 from p2pkille.runtime.faults import Fault
@@ -390,3 +391,48 @@ class TableNode:
         hand = self._core.table.hand
         assert hand is not None
         return self._core.claims.pet_body(hand, token, purpose, ranks)
+
+    def opening(self, token: int) -> list[JsonValue]:
+        """The shares of card ``token`` of the current hand I hold, mine included (made for
+        an open in public), as a ``show``'s ``shares`` or an accuse's ``opened`` entries:
+        the card opens from them when they are one per key holder."""
+        hand = self._core.table.hand
+        assert hand is not None
+        return list(self._core.custody.open_entries(hand, token))
+
+    def claims(self) -> list[tuple[int, int, bytes]]:
+        """The plain claims of the current hand I took, in order per card: (card token,
+        claimant's table seat, the claim's envelope), each a plain answer (the card
+        answers nothing) or a "no kille"."""
+        hand = self._core.table.hand
+        if hand is None:
+            return []
+        return [(token, seat, wire) for token, taken in hand.claims.claims_on.items()
+                for seat, wire, _ in taken]
+
+    def keep_quiet_about_lies(self) -> None:
+        """Make this node a colluding witness: when it learns in play the face of a card
+        another seat lied about, it does not prove the lie at once (docs/protocol.md
+        II.11.1) and plays on; it still finds the lie at the showdown or the audit, as
+        every node does. So a test can bring a lie there. Call it before :meth:`start`;
+        a rebuild (:attr:`rebuilds`) keeps it."""
+        core = self._core
+        core.__class__ = _QuietCore
+        core.claims = _QuietClaims(core)
+
+
+class _QuietClaims(Claims):
+    """Claims of a colluding witness (:meth:`TableNode.keep_quiet_about_lies`)."""
+
+    def expose(self, token: int) -> None:
+        return
+
+
+class _QuietCore(Core):
+    """The machine of a colluding witness: a rebuild makes another of its type, so it
+    keeps quiet too."""
+
+    def __init__(self, node: TableNode, identity: Identity, delivery: DeliveryKeyPair,
+                 config: TableConfig, decider: Decider, seed: bytes, timing: Timing) -> None:
+        super().__init__(node, identity, delivery, config, decider, seed, timing)
+        self.claims = _QuietClaims(self)
