@@ -170,7 +170,7 @@ def test_a_node_rebuilt_from_its_accepted_envelopes_resumes_without_forking(
     log = [env.wire for env in old.transcript.accepted]
     table.network.crash(old.name)
     fresh = TableNode(old.name, old.identity, old.delivery, old.config, ThresholdBot(),
-                      old._seed, old.timing)
+                      old.seed, old.timing)
     fresh.replay(log)
     table.nodes[1] = fresh
     table.network.restart(old.name, fresh)
