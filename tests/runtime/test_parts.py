@@ -90,9 +90,9 @@ def test_gap_fill_round_trip_and_reply() -> None:
 
 
 def test_a_sync_from_a_peer_ahead_is_answered_once_a_sync_interval() -> None:
-    # Two peers that each lacked an envelope the other took just now (too fresh to send)
-    # answered each other's sync for ever: on a link without delay the simulator's time
-    # stood still (a 7-peer table of the silent-set generator), on a LAN it was a storm.
+    # Two peers that each lack an envelope the other took just now (too fresh to send)
+    # must not answer each other's sync for ever (on a link without delay the simulator's
+    # time would stand still, on a LAN it would be a storm): once a sync interval.
     table = build_table(3, seed=2)
     table.run(max_hands=1)
     node = table.nodes[0]
