@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from p2pkille.bots.threshold import ThresholdBot
@@ -14,7 +16,7 @@ from p2pkille.runtime.config import Member, TableConfig, card_deck, genesis, sea
 from p2pkille.runtime.digest import state_digest, state_json
 from p2pkille.runtime.io import Send
 from p2pkille.runtime.node import TableNode
-from p2pkille.sim.table import build_table
+from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
 from protocol.errors import InvalidEncoding, LocalProtocolError, RemoteProtocolError
 from protocol.identity import Identity
@@ -159,11 +161,18 @@ def test_waiting_for_names_whom_the_table_waits_for() -> None:
     assert node.waiting_for() == ()
 
 
+@functools.cache
+def _clean_game() -> SimTable:
+    """A whole game of three honest peers (run once)."""
+    table = build_table(3, seed=2)
+    table.run()
+    return table
+
+
 @pytest.mark.parametrize("events", [10, 25, 40, 60, 90, 150, 220, 280])
 def test_a_node_rebuilt_from_its_accepted_envelopes_resumes_without_forking(
         events: int) -> None:
-    clean = build_table(3, seed=2)
-    clean.run()
+    clean = _clean_game()
     table = build_table(3, seed=2)
     table.network.run(max_events=events)
     old = table.nodes[1]
