@@ -362,7 +362,7 @@ class TableNode:
     def probe(self, probe: Probe | None) -> None:
         self._core.probe = probe
 
-    # -- this member's own secrets, for protocol testers ------------------------------------
+    # -- for protocol testers: this member's secrets, what it holds, a colluding witness --
 
     def secret(self, purpose: str, *parts: bytes) -> bytes:
         """A secret of this member for ``purpose``, from its seed."""
