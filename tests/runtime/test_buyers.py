@@ -116,7 +116,7 @@ def test_a_buyer_that_never_shows_is_timed_out_and_expelled(mode: str) -> None:
     assert set(map(repr, last.values())) == {repr([buyer])}
 
 
-def test_on_a_lossy_network_too() -> None:
+def test_a_silent_or_lying_buyer_is_expelled_on_a_lossy_network_too() -> None:
     faults = Faults(drop=0.15, dup=0.05, reorder=0.1, delay=0.02, jitter=0.05)
     _check_expelled(_run(2, SilentBuyer(), "strict", faults), 2, "timeout")
     _check_expelled(_run(4, HidesKille(), "audit", faults), 3, "false-fact")
