@@ -55,6 +55,13 @@ class Behaviour:
         in order); ``grew``: a message that brought it a new envelope."""
         return out
 
+    def proves_lie(self, node: TableNode, token: int) -> bool:
+        """Whether the node, having just learned the face of card ``token`` that a seat
+        claimed it is not, proves the lie at once in its accuse (docs/protocol.md
+        II.11.1). A node that does not (a colluding witness) still finds the lie at the
+        showdown or the audit, as every node does."""
+        return True
+
 
 #: The honest course, shared by every node that departs in nothing.
 HONEST = Behaviour()

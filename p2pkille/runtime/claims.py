@@ -202,6 +202,8 @@ class Claims:
         rank = view.known.get(token)
         if rank is None or hand.me is None or not self.core.custody.complete(hand, token):
             return
+        if not self.core.behaviour.proves_lie(self.core.node, token):
+            return
         for seat, wire, excluded in hand.claims.claims_on.get(token, []):
             if rank in excluded and seat != self.table.my_seat:
                 if not any(t == token for t, _ in hand.claims.exposed):

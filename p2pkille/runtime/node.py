@@ -27,6 +27,7 @@ from p2pkille.runtime.outcome import DEFAULT_TIMING, HandOutcome, Timing
 from p2pkille.runtime.status import HandStatus
 from p2pkille.runtime.steps import Stage, Step
 from protocol import canonical
+from protocol.canonical import JsonValue
 from protocol.errors import RemoteProtocolError
 from protocol.group import Workers
 from protocol.identity import Identity, PublicKey
@@ -362,7 +363,7 @@ class TableNode:
     def probe(self, probe: Probe | None) -> None:
         self._core.probe = probe
 
-    # -- this member's own secrets, for protocol testers ------------------------------------
+    # -- for protocol testers: this member's secrets, what it holds, a colluding witness --
 
     def secret(self, purpose: str, *parts: bytes) -> bytes:
         """A secret of this member for ``purpose``, from its seed."""
@@ -421,3 +422,22 @@ class TableNode:
         self._core = self._core.rewinder.rebuild(out)
         self._core.flush(out)
         return out
+
+
+    def opening(self, token: int) -> list[JsonValue]:
+        """The shares of card ``token`` of the current hand I hold, mine included (made for
+        an open in public), as a ``show``'s ``shares`` or an accuse's ``opened`` entries:
+        the card opens from them when they are one per key holder."""
+        hand = self._core.table.hand
+        assert hand is not None
+        return [entry.to_json() for entry in self._core.custody.open_entries(hand, token)]
+
+    def claims(self) -> list[tuple[int, int, bytes]]:
+        """The plain claims of the current hand I took, in order per card: (card token,
+        claimant's table seat, the claim's envelope), each a plain answer (the card
+        answers nothing) or a "no kille"."""
+        hand = self._core.table.hand
+        if hand is None:
+            return []
+        return [(token, seat, wire) for token, taken in hand.claims.claims_on.items()
+                for seat, wire, _ in taken]

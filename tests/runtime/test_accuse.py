@@ -6,65 +6,67 @@ from __future__ import annotations
 import pytest
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
-from p2pkille.runtime.io import Output
 from p2pkille.runtime.node import Stage, TableNode
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
-from p2pkille.sim.table import SimTable, build_table
+from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
 from protocol.errors import RemoteProtocolError
 from tests.runtime.helpers import misbehave
 
 
-class _Accuser(TableNode):
-    """Accuses the next key holder once it is in play, with ``evidence_of`` as evidence."""
+class Accuser(Behaviour):
+    """Once in play in hand 1, accuses the next key holder of ``kind``, citing as evidence
+    that holder's (or, with ``someone_else``, the holder after it's) ``evidence_kind``
+    envelope of the hand."""
 
     kind = FaultKind.BAD_SEAL
     evidence_kind = msg.DEAL
     someone_else = False
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (hand is not None and hand.me is not None and self.stage == Stage.PLAY
-                and hand.number == 1 and self._once("accuse", 1)):
-            victim = hand.holders[(hand.me + 1) % len(hand.holders)]
-            author = hand.holders[(hand.me + 2) % len(hand.holders)] if (
-                self.someone_else) else victim
-            chain = self.transcript.chain(self.members[self.member_of[author]])
-            evidence = next(e for e in chain if e.kind == self.evidence_kind
-                            and e.body.get("hand") == 1)
-            accusation = msg.Accusation(victim, self.kind.value, "made up", evidence.wire)
-            self._emit(out, msg.ACCUSE, {"accusations": [accusation.to_json()],
-                                         "disclosed": [], "hand": 1})
-            return True
-        return super()._act(out)
+    def __init__(self) -> None:
+        self.accused: int | None = None
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (self.accused is not None or status is None or status.me is None
+                or node.stage != Stage.PLAY or status.number != 1):
+            return []
+        holders, me = status.holders, status.me
+        self.accused = holders[(me + 1) % len(holders)]
+        author = holders[(me + 2) % len(holders)] if self.someone_else else self.accused
+        chain = node.transcript.chain(node.members[node.member_of[author]])
+        evidence = next(e for e in chain if e.kind == self.evidence_kind
+                        and e.body.get("hand") == 1)
+        accusation = msg.Accusation(self.accused, self.kind.value, "made up", evidence.wire)
+        return [(msg.ACCUSE, {"accusations": [accusation.to_json()], "disclosed": [],
+                              "hand": 1})]
 
 
-class _SealAccuser(_Accuser):
-    pass
-
-
-class _ForgedEvidence(_Accuser):
+class ForgedEvidence(Accuser):
     kind = FaultKind.ILLEGAL_ACT
     evidence_kind = msg.KEY
     someone_else = True
 
 
-class _MadeUpLie(_Accuser):
+class MadeUpLie(Accuser):
     kind = FaultKind.FALSE_FACT
     evidence_kind = msg.KEY
 
 
-def _with(cls: type[TableNode], seed: int = 3, faults: Faults | None = None,
-          mode: str = "audit") -> SimTable:
-    table = build_table(4, seed=seed, chips=4, faults=faults, mode=mode)
-    misbehave(table, 1, cls)
-    return table
+def _with(cls: type[Accuser], mode: str = "audit") -> TableRun:
+    table = build_table(4, seed=3, chips=4, mode=mode)
+    accuser = misbehave(table, 1, cls)
+    run = table.run(until=600.0, max_hands=2)
+    assert isinstance(accuser.behaviour, cls)
+    assert accuser.behaviour.accused is not None, "the accuser accused"
+    return run
 
 
 def test_a_sealed_share_dispute_is_settled_by_disclosure() -> None:
-    run = _with(_SealAccuser).run(until=600.0, max_hands=2)
+    run = _with(Accuser)
     assert run.honest_agree
     first = run.honest[0].outcomes[0]
     assert first.voided
@@ -84,9 +86,9 @@ def test_a_sealed_share_dispute_is_settled_by_disclosure() -> None:
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
 def test_a_made_up_lie_is_false_at_once_and_stalls_nothing(mode: str) -> None:
-    # A false-fact accusation must carry its proof (the claim, and the card opened);
-    # one resting on anything else waited for an audit a stopped hand never reaches.
-    run = _with(_MadeUpLie, mode=mode).run(until=600.0, max_hands=2)
+    # A false-fact accusation must carry its proof (the claim, and the card opened); one
+    # resting on anything else is false at once: a stopped hand never reaches an audit.
+    run = _with(MadeUpLie, mode=mode)
     assert run.honest_agree
     first = run.honest[0].outcomes[0]
     assert first.eliminated == ["P2"]
@@ -95,7 +97,7 @@ def test_a_made_up_lie_is_false_at_once_and_stalls_nothing(mode: str) -> None:
 
 
 def test_evidence_signed_by_someone_else_blames_the_accuser() -> None:
-    run = _with(_ForgedEvidence).run(until=600.0, max_hands=2)
+    run = _with(ForgedEvidence)
     assert run.honest_agree
     first = run.honest[0].outcomes[0]
     assert first.eliminated == ["P2"]
@@ -133,22 +135,25 @@ def test_accuse_bodies_parse_or_raise_the_remote_kind() -> None:
     assert canonical.encode(body)
 
 
-class _WrongInput(TableNode):
+class WrongInput(Behaviour):
     """Claims to have shuffled another deck than the previous step's."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def __init__(self) -> None:
+        self.shuffles = 0
+
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.SHUFFLE:
+            self.shuffles += 1
             body = {**body, "input": canonical.b64encode(bytes(32))}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_a_shuffle_of_another_input_deck_blames_nobody_for_the_fork() -> None:
     table = build_table(4, seed=3, chips=4)
-    order = table.seats()
-    index = order[1]
-    table.nodes[index].__class__ = _WrongInput
-    table.byzantine = frozenset({index})
+    wrong = WrongInput()
+    misbehave(table, 1, wrong)
     run = table.run(until=3600.0, max_hands=1)
+    assert wrong.shuffles, "the wrong input was sent"
     for node in run.honest:
         fork = [f for f in node.faults if f.kind is FaultKind.EQUIVOCATION]
         assert fork, "the input mismatch is seen"

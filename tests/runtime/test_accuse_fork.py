@@ -5,91 +5,93 @@ Every node that joins a void round because of another holder's accuse carries th
 accuse (its root cause) in its own accuse. So the versions that made honest nodes stop
 reach every node before its verdict: one version cited is the one every node counts;
 two versions cited prove the fork, and its author is blamed with its accuse counted
-for nothing. Before, each half cited the version it held by id, and each blamed the
-other half for an accuse without a cause.
+for nothing.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import pytest
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
+from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
-from protocol.envelope import Envelope
+from tests.runtime.bots import StopsForNothing, bare_accuse, sealed_next
 from tests.runtime.helpers import misbehave
+
+__all__ = ["StopsForNothing"]
 
 CHEATER = 1  # seat P2
 
 
-class SplitAccuse(TableNode):
+class SplitAccuse(Behaviour):
     """Once play starts in its first hand, stops the hand for nothing with an accuse
     that accuses nobody and cites no cause, signed in two versions for one chain slot:
-    ``first`` (its disclosures) goes to the peers named in ``half``, ``second`` to the
-    rest. ``second`` is ``"bare"`` (no disclosures) or ``"false"`` (a made-up
-    accusation of seat P1)."""
+    the first (its disclosures) goes to the peers named in ``half``, the other to the
+    rest. ``second`` says which the other is: ``"bare"`` (no disclosures) or ``"false"``
+    (a made-up accusation of seat P1). ``"hidden"``: the made-up one goes to ``half``
+    and the first to nobody (it is only in the accuser's own chain)."""
 
-    half: ClassVar[frozenset[str]] = frozenset()
-    second: ClassVar[str] = "bare"
-    peer_names: ClassVar[tuple[str, ...]] = ()
-    late: list[tuple[str, bytes]]
+    def __init__(self, half: frozenset[str], second: str, peer_names: tuple[str, ...]
+                 ) -> None:
+        self.half = half
+        self.second = second
+        self.peer_names = peer_names
+        self.stopped = False
+        self.first: bytes | None = None
+        self.fork: bytes | None = None
+        self.sent: set[str] = set()
+        """Who got the first version, the other one (``"first"``, ``"other"``)."""
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (hand is not None and hand.number == 1 and self.stage == Stage.PLAY
-                and not hand.voiding and self._once("split-accuse")):
-            hand.voiding = True
-            self.late = []
-        if getattr(self, "late", None) and len(self.transcript.equivocations) == 0 and (
-                self._version > self.late_after):
-            # "late": the rest get the other version only once the first has reached
-            # them carried by others (they hold the fork; nobody carries the second).
-            out += [Send(wire, to=name) for name, wire in self.late]
-            self.late = []
-        return super()._act(out)
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (self.stopped or status is None or status.number != 1 or status.voiding
+                or node.stage != Stage.PLAY):
+            return []
+        self.stopped = True
+        return [(msg.ACCUSE, bare_accuse(node))]
 
-    late_after = 0
-
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        if kind != msg.ACCUSE or not self._once("split"):
-            super()._emit(out, kind, body)
-            return
-        seq, prev = self.transcript.next_slot(self.identity.public)
-        at = len(out)
-        super()._emit(out, kind, body)
-        sent = out.pop(at)
-        assert isinstance(sent, Send)
-        other: dict[str, object] = {**body, "disclosed": []}
-        if self.second in ("false", "late"):
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != msg.ACCUSE or self.first is not None:
+            return [body]
+        self.first = sealed_next(node, kind, body).wire
+        other: Body = {**body, "disclosed": []}
+        if self.second in ("false", "hidden"):
             other["accusations"] = [msg.Accusation(
-                0, "illegal-act", "made up", sent.data).to_json()]
-        fork = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                             kind=kind, body=other)
-        if self.second == "late":
-            # The made-up accusation goes first, to some; the rest get the bare one late.
-            self.late = [(name, sent.data) for name in self.peer_names
-                         if name != self.name and name not in self.half]
-            self.late_after = self._version + 40
-            out += [Send(fork.wire, to=name) for name in self.half]
-            return
-        for name in self.peer_names:
-            if name != self.name:
-                out.append(Send(sent.data if name in self.half else fork.wire, to=name))
+                0, "illegal-act", "made up", self.first).to_json()]
+        self.fork = sealed_next(node, kind, other).wire
+        return [body, other]
+
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        if self.first is None or len(self.sent) == 2:
+            return out  # the node passes on both later, as it does any fork it finds
+        rest = [n for n in self.peer_names if n != node.name and n not in self.half]
+        to = {self.first: [] if self.second == "hidden" else sorted(self.half),
+              self.fork: sorted(self.half) if self.second == "hidden" else rest}
+        sent: list[Output] = []
+        for o in out:
+            if isinstance(o, Send) and o.to is None and o.data in to:
+                self.sent.add("first" if o.data == self.first else "other")
+                sent += [Send(o.data, to=n) for n in to.pop(o.data)]
+            else:
+                sent.append(o)
+        return sent
 
 
 def _run(peers: int, seed: int, half: int, second: str, faults: str = "") -> TableRun:
     table = build_table(peers, seed=seed, chips=3,
                         faults=Faults.parse(faults) if faults else None)
-    cheater = misbehave(table, CHEATER, SplitAccuse)
-    honest = [n for i, n in enumerate(table.nodes) if i not in table.byzantine]
-    cheater.__class__ = type("Split", (SplitAccuse,), {
-        "half": frozenset(n.name for n in honest[:half]), "second": second,
-        "peer_names": tuple(n.name for n in table.nodes)})
-    return table.run(until=3600.0, max_hands=3)
+    index = table.seats()[CHEATER]
+    honest = [n for i, n in enumerate(table.nodes) if i != index]
+    split = SplitAccuse(frozenset(n.name for n in honest[:half]), second,
+                        tuple(n.name for n in table.nodes))
+    misbehave(table, CHEATER, split)
+    run = table.run(until=3600.0, max_hands=3)
+    assert split.sent == {"first", "other"}, "the accuse was signed twice and sent"
+    return run
 
 
 def _check(run: TableRun) -> None:
@@ -112,13 +114,18 @@ def test_an_accuse_signed_twice_for_one_slot_does_not_split_the_table(
 @pytest.mark.parametrize(("peers", "seed", "half"), [(4, 31, 1), (5, 32, 2), (6, 33, 2)])
 def test_an_accuse_version_carried_by_others_counts_where_the_other_was_taken(
         peers: int, seed: int, half: int) -> None:
-    """Some get a made-up accusation, the rest the bare version only after the first
-    reached them carried by the others: every node counts the carried version, however
-    it learnt of the fork. Its author's chain breaks there for the nodes that hold the
-    carried version (its next envelope links to the other), so its tally never comes:
-    the holders time it out at the tally step, and its accuse counts for nothing."""
-    run = _run(peers, seed, half, "late")
+    """Some get a made-up accusation, the rest nothing: they learn of the other version
+    only once the made-up one, carried by the others, reaches its author, whose node
+    passes on both branches of the fork it finds (as every node does). Every node counts
+    the carried version, however it learnt of the fork. Its author's chain breaks there
+    for the nodes that hold the carried version (its next envelope links to the other),
+    so its tally never comes: the holders time it out at the tally step, and its accuse
+    counts for nothing."""
+    run = _run(peers, seed, half, "hidden")
     _check(run)
+    for node in run.honest:
+        assert any(f.kind is FaultKind.EQUIVOCATION and f.seat == CHEATER
+                   for f in node.faults), "the fork reached every node"
     voided = run.honest[0].outcomes[0]
     assert [(a["accused"], a["by"], a["kind"]) for a in voided.accusations] == [
         ("P2", None, "timeout")]
@@ -132,68 +139,59 @@ def test_an_accuse_fork_under_faults(faults: str) -> None:
 # -- the tally round (docs/protocol.md II.11.1) -------------------------------------------
 
 
-class ForkJoin(TableNode):
+class ForkJoin(Behaviour):
     """Joins a void round with an accuse signed in two versions for one slot, sent only
-    once every other holder has accused (so nobody carries it): the honest join (accuses
-    nothing) to the first half of the peers, a made-up accusation of seat P1 to the rest."""
+    once every other holder but one has accused (so nobody carries it): the honest join
+    (accuses nothing) to the first half of the peers, a made-up accusation of seat P1 to
+    the rest."""
 
-    peer_names: ClassVar[tuple[str, ...]] = ()
-    held: list[Send] | None = None
-    forked_in: int | None = None
+    def __init__(self, peer_names: tuple[str, ...]) -> None:
+        self.peer_names = peer_names
+        self.held: list[Send] | None = None
+        self.first: bytes | None = None
+        self.forked_in: int | None = None
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if (kind != msg.ACCUSE or hand is None or self.forked_in is not None
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        status = node.status()
+        if (kind != msg.ACCUSE or status is None or self.forked_in is not None
                 or "cause" not in body or body.get("accusations")):
-            super()._emit(out, kind, body)
-            return
-        self.forked_in = hand.number
-        seq, prev = self.transcript.next_slot(self.identity.public)
-        first = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                              kind=kind, body=body)
-        self._took(self.transcript.receive_own(first))
+            return [body]
+        self.forked_in = status.number
+        first = sealed_next(node, kind, body)
         other = {k: v for k, v in body.items() if k not in ("cause", "root")}
         other["accusations"] = [msg.Accusation(0, "illegal-act", "made up",
                                                first.wire).to_json()]
-        second = Envelope.seal(self.identity, table=self.config.table_id, seq=seq, prev=prev,
-                               kind=kind, body=other)
-        names = [n for n in self.peer_names if n != self.name]
+        second = sealed_next(node, kind, other)
+        names = [n for n in self.peer_names if n != node.name]
         half = set(names[: len(names) // 2])
+        self.first = first.wire
         self.held = [Send(first.wire if n in half else second.wire, to=n) for n in names]
+        return [body]  # signed into my chain; held back (sending)
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if self.held is not None and hand is not None and hand.number == self.forked_in:
-            others = [k for k in range(len(hand.holders)) if k != hand.me]
-            if sum(k in hand.accuses for k in others) >= len(others) - 1:
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        if self.first is not None:
+            out = [o for o in out if not (isinstance(o, Send) and o.data == self.first)]
+            self.first = None  # held: the node's own send of it, once
+        status = node.status()
+        if self.held is not None and status is not None and status.number == self.forked_in:
+            others = [k for k in range(len(status.holders)) if k != status.me]
+            if sum(k in status.accused for k in others) >= len(others) - 1:
                 out += self.held
                 self.held = None
-        return super()._act(out)
-
-
-class StopsForNothing(TableNode):
-    """Stops hand 1 once play starts, with an accuse that accuses nobody."""
-
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (hand is not None and hand.number == 1 and self.stage == Stage.PLAY
-                and not hand.voiding and self._once("stop")):
-            hand.voiding = True
-        return super()._act(out)
+        return out
 
 
 def test_a_joining_accuse_forked_after_every_other_accuse_does_not_split_the_table() -> None:
     table = build_table(5, seed=1, chips=3)
     misbehave(table, 2, StopsForNothing)
-    forker = misbehave(table, CHEATER, ForkJoin)
-    names = tuple(n.name for n in table.nodes)
-    forker.__class__ = type("NamedForkJoin", (ForkJoin,), {"peer_names": names})
+    forker = ForkJoin(tuple(n.name for n in table.nodes))
+    misbehave(table, CHEATER, forker)
     run = table.run(until=300.0, max_hands=1)
-    assert isinstance(forker, ForkJoin)
     assert forker.forked_in == 1
+    assert forker.held is None, "both versions were sent"
     first = [[o.to_json() for o in node.outcomes[:1]] for node in run.honest]
     assert all(len(hands) == 1 for hands in first)
-    assert all(hands == first[0] for hands in first)  # before the tally: two verdicts
+    assert all(hands == first[0] for hands in first)  # one verdict, whichever half
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -201,12 +199,11 @@ def test_a_slow_holder_reaches_the_verdict_that_times_it_out(seed: int) -> None:
     # P3 stops hand 1 for nothing once play starts; P2 is honest, but from then on its
     # messages take 3 s to P1 and 20 s to the others, whose limit is 1 s. P2 holds every
     # accuse at once; the others vote its time out before its accuse reaches them.
-    table = build_table(4, seed=seed, chips=3)
-    order = table.seats()
+    order = build_table(4, seed=seed, chips=3).seats()
+    table = build_table(4, seed=seed, chips=3,
+                        timings={order[seat]: Timing(limit=1.0) for seat in (0, 2, 3)})
     slow = table.nodes[order[1]]
     misbehave(table, 2, StopsForNothing)
-    for seat in (0, 2, 3):
-        table.nodes[order[seat]].timing = Timing(limit=1.0)
     table.network.run(until=3600.0, stop=lambda _: all(
         n.stage == Stage.PLAY for n in table.nodes))
     for seat, delay in ((0, 3.0), (2, 20.0), (3, 20.0)):
@@ -215,7 +212,7 @@ def test_a_slow_holder_reaches_the_verdict_that_times_it_out(seed: int) -> None:
     run = table.run(until=3600.0, max_hands=1)
     first = [node.outcomes[0].eliminated for node in run.honest]
     assert ["P2"] in first
-    assert all(eliminated == first[0] for eliminated in first)  # before the tally: P2 said P3
+    assert all(eliminated == first[0] for eliminated in first)  # the slow P2 reaches it too
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -224,12 +221,11 @@ def test_an_impatient_slow_holder_still_gets_the_tallies_of_those_who_decided(
     # P2's messages take 3 s and it gives up after 0.5 s: it votes the others' time out
     # at the tally step before their tallies (which wait for its accuse) come, so it
     # holds them back until a seen. The others, patient, decide and deal on; a node
-    # that voided the hand answers such a vote (before, P2 waited for ever).
-    table = build_table(4, seed=seed, chips=3)
-    order = table.seats()
+    # that voided the hand answers such a vote, so P2 gets their tallies too.
+    order = build_table(4, seed=seed, chips=3).seats()
+    table = build_table(4, seed=seed, chips=3, timings={order[1]: Timing(limit=0.5)})
     slow = table.nodes[order[1]]
     misbehave(table, 2, StopsForNothing)
-    slow.timing = Timing(limit=0.5)
     table.network.run(until=3600.0, stop=lambda _: all(
         n.stage == Stage.PLAY for n in table.nodes))
     for node in table.nodes:
@@ -241,15 +237,15 @@ def test_an_impatient_slow_holder_still_gets_the_tallies_of_those_who_decided(
     assert first.voided
     assert first.eliminated == ["P3"]  # it stopped the hand for nothing; nobody timed out
     votes = [e for e in slow.transcript.chain(slow.identity.public)
-             if e.kind == msg.TIMEOUT and e.body.get("stage") == 12]
+             if e.kind == msg.TIMEOUT and e.body.get("stage") == Stage.TALLY]
     assert votes, "the slow node voted at the tally step"
 
 
 def test_a_false_bad_key_accusation_citing_a_forked_key_is_judged_alike() -> None:
     # P2 signs two keys for one slot; P1 accuses it of a bad key, citing the good one.
-    # A node holding the other branch found the accusation proven ("two envelopes for
-    # one slot") and the others false: P2 out at one node, P1 at the rest (fault
-    # generator SPLIT seed 716). A bad-key accusation is now judged on its evidence.
+    # A bad-key accusation is judged on its evidence alone: a node holding the other
+    # branch must not find it proven by the fork ("two envelopes for one slot") while
+    # the others find it false.
     timings = {0: Timing(limit=2.0, decide_limit=3.0, answer_limit=65.0),
                1: Timing(limit=5.0, decide_limit=6.0, answer_limit=65.0),
                2: Timing(limit=20.0, decide_limit=60.0, answer_limit=120.0),

@@ -1,10 +1,10 @@
 """A buyer (a seat that took a position by a card sale, `enkortskille`) holds no key of
 the hand, yet it must disclose, show and forward. Its lies and its silence stop the hand
 as a key holder's do: the hand is voided and the buyer expelled (docs/protocol.md
-II.11.1, II.11.3). Before, a lie was recorded and cost nothing (audit tables) or stalled
-the table (strict tables), and a buyer that never showed its card stalled it for ever.
-A box a buyer seals is disputed as a holder's (its own accuse discloses it); the last
-tests here pin how a dispute is judged on a forward's or a deal's face."""
+II.11.1, II.11.3), on audit and strict tables alike, and a buyer that never shows its
+card is timed out. A box a buyer seals is disputed as a holder's (its own accuse
+discloses it); the last tests here pin how a dispute is judged on a forward's or a
+deal's face."""
 
 from __future__ import annotations
 
@@ -15,51 +15,67 @@ from typing import cast
 import pytest
 
 from cli.main import main
+from p2pkille.engine.cards import DECK_SIZE, Rank
 from p2pkille.engine.view import SeatView
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
-from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import _AUTHOR, _KILLE_ONLY, TableNode, Timing, _Blame
+from p2pkille.runtime.node import Stage, TableNode, Timing
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
-from protocol.envelope import Envelope
 from tests.runtime.bots import CrashesAHolderWhenAsked, Restless
 from tests.runtime.test_log import logged_table
 
 CHEAT = 0  # the node of seat P2 at seeds 2 and 4 below: a buyer in hand 2 or 3
 
 
-class _HidesKille(TableNode):
+class Cheat(Behaviour):
+    """A misbehaviour that counts the envelopes it changed (``done``)."""
+
+    def __init__(self) -> None:
+        self.done = 0
+
+
+class HidesKille(Cheat):
     """Gives a kille and says "no kille" (on a strict table with a keyless proof)."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand, view = self.hand, self.view
-        if kind == msg.DISCLOSE and body.get("kille") and hand is not None and view is not None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        view = node.view
+        if kind == msg.DISCLOSE and body.get("kille") and view is not None:
+            self.done += 1
             body = {"hand": body["hand"], "kille": False}
-            if self.strict:
-                body["pet"] = self._pet_body(hand, view.game.hold[view.game.tgt], b"disclose",
-                                             _KILLE_ONLY)
-        super()._emit(out, kind, body)
+            if node.strict:
+                body["pet"] = node.claim_proof(view.game.hold[view.game.tgt], b"disclose",
+                                               frozenset({Rank.KILLE}))
+        return [body]
 
 
-class _SilentBuyer(TableNode):
+def _buyer(node: TableNode) -> bool:
+    """Does the node hold a position without a key in its current hand?"""
+    status = node.status()
+    return status is not None and status.me is None
+
+
+class SilentBuyer(Cheat):
     """Once it holds a position without a key, never discloses, shows nor forwards."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if (hand is not None and hand.me is None
-                and kind in (msg.DISCLOSE, msg.SHOW, msg.FORWARD)):
-            return
-        super()._emit(out, kind, body)
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if _buyer(node) and kind in (msg.DISCLOSE, msg.SHOW, msg.FORWARD):
+            self.done += 1
+            return []
+        return [body]
 
 
-def _run(seed: int, cheat: type[TableNode], mode: str, faults: Faults | None = None
-         ) -> TableRun:
+def _run(seed: int, cheat: Cheat, mode: str, faults: Faults | None = None) -> TableRun:
+    """Five hands; the node ``CHEAT`` misbehaves, and is still counted among the honest
+    nodes (it is honest but for the hands it buys in)."""
     table = build_table(4, seed=seed, chips=3, ruleset="enkortskille", mode=mode,
                         faults=faults, deciders=lambda _i: Restless())
-    table.nodes[CHEAT].__class__ = cheat
-    return table.run(until=5000.0, max_hands=5)
+    table.nodes[CHEAT].behaviour = cheat
+    run = table.run(until=5000.0, max_hands=5)
+    assert cheat.done, "the cheat happened"
+    return run
 
 
 def _check_expelled(run: TableRun, hand: int, kind: str) -> None:
@@ -79,15 +95,15 @@ def _check_expelled(run: TableRun, hand: int, kind: str) -> None:
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
 def test_a_buyer_that_hides_the_kille_it_gives_is_expelled(mode: str) -> None:
-    _check_expelled(_run(4, _HidesKille, mode), 3, "false-fact")
+    _check_expelled(_run(4, HidesKille(), mode), 3, "false-fact")
 
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
 def test_a_buyer_that_never_shows_is_timed_out_and_expelled(mode: str) -> None:
-    run = _run(2, _SilentBuyer, mode)
+    run = _run(2, SilentBuyer(), mode)
     _check_expelled(run, 2, "timeout")
-    # Every holder's last tally of the hand names the buyer out: the verdict waited until
-    # they all counted it so (a buyer's time-out was in no tally, and nodes could differ).
+    # Every holder's last tally of the hand names the buyer out: the verdict waits until
+    # they all count it so (a buyer's time-out in no tally would let the nodes differ).
     buyer = run.nodes[CHEAT].my_seat
     node = run.honest[0]
     hand = next(o for o in node.outcomes if o.hand == 2)
@@ -100,10 +116,10 @@ def test_a_buyer_that_never_shows_is_timed_out_and_expelled(mode: str) -> None:
     assert set(map(repr, last.values())) == {repr([buyer])}
 
 
-def test_on_a_lossy_network_too() -> None:
+def test_a_silent_or_lying_buyer_is_expelled_on_a_lossy_network_too() -> None:
     faults = Faults(drop=0.15, dup=0.05, reorder=0.1, delay=0.02, jitter=0.05)
-    _check_expelled(_run(2, _SilentBuyer, "strict", faults), 2, "timeout")
-    _check_expelled(_run(4, _HidesKille, "audit", faults), 3, "false-fact")
+    _check_expelled(_run(2, SilentBuyer(), "strict", faults), 2, "timeout")
+    _check_expelled(_run(4, HidesKille(), "audit", faults), 3, "false-fact")
 
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
@@ -112,8 +128,10 @@ def test_verify_finds_the_lying_buyer_in_an_honest_log(
     table, logged = logged_table(tmp_path, 4, seed=4, chips=3, ruleset="enkortskille",
                                  mode=mode, deciders=lambda _i: Restless())
     cheat = table.nodes[CHEAT]
-    cheat.__class__ = _HidesKille
+    lie = HidesKille()
+    cheat.behaviour = lie
     table.run(until=5000.0, max_hands=4)
+    assert lie.done, "the buyer lied"
     for wrapper in logged:
         wrapper.close()
     name = cheat.names[cheat.my_seat or 0]
@@ -137,10 +155,9 @@ class _BuysLateAndCrashesAHolder(CrashesAHolderWhenAsked, Restless):
 
 
 def test_a_late_buyer_and_a_crashed_holder_do_not_stall_a_small_table() -> None:
-    # Three key holders: no silent set of two, so a holder's answers to the others' votes
-    # were never awaited. The buyer holds no key and cannot say it saw its own late
-    # acceptance, so its default needed the crashed holder's vote: the table waited for
-    # ever (fault generator seed 25). Now the crashed holder is voted out for not answering.
+    # Three key holders: no silent set of two. The buyer holds no key and cannot say it
+    # saw its own late acceptance, so its default needs every other holder's vote or
+    # seen; the crashed holder gives none and is voted out for not answering.
     timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
     table = build_table(4, seed=2, chips=3, ruleset="enkortskille", timing=timing,
                         deciders=lambda _i: Restless())
@@ -164,85 +181,107 @@ def test_a_late_buyer_and_a_crashed_holder_do_not_stall_a_small_table() -> None:
 @pytest.mark.parametrize("cut", [2, 3])
 def test_a_node_the_buyers_chain_reaches_late_judges_its_accusers_alike(cut: int) -> None:
     # The lying buyer's envelopes never reach one node directly (gap fill brings them from
-    # the others). That node used to check the accusations before it held the buyer's
-    # sale: it found the honest accusers' accusations false and expelled them, or found
-    # them unproven, while the others expelled the buyer (found by review).
+    # the others). That node checks the accusations only once it holds the buyer's sale,
+    # so it too finds them proven and expels the buyer, not the honest accusers.
     table = build_table(4, seed=4, chips=3, ruleset="enkortskille",
                         faults=Faults(dup=0.05, reorder=0.1, delay=0.02, jitter=0.05),
                         deciders=lambda _i: Restless())
-    table.nodes[CHEAT].__class__ = _HidesKille
+    lie = HidesKille()
+    table.nodes[CHEAT].behaviour = lie
     table.network.set_link(table.nodes[CHEAT].name, table.nodes[cut].name, Faults(drop=1.0),
                            one_way=True)
     _check_expelled(table.run(until=5000.0, max_hands=5), 3, "false-fact")
+    assert lie.done, "the buyer lied"
 
 
-class _BadKeylessProof(TableNode):
+class BadKeylessProof(Cheat):
     """A buyer whose "no kille" carries a keyless proof that does not verify."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if kind == msg.DISCLOSE and "pet" in body and hand is not None and hand.me is None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind == msg.DISCLOSE and "pet" in body and _buyer(node):
+            self.done += 1
             raw = bytearray(canonical.b64decode(str(body["pet"])))
             raw[-32] ^= 1  # s_z: still a scalar, no longer the response
             body = {**body, "pet": canonical.b64encode(bytes(raw))}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_a_buyer_with_a_bad_keyless_proof_is_expelled() -> None:
-    _check_expelled(_run(2, _BadKeylessProof, "strict"), 2, "bad-proof")
+    _check_expelled(_run(2, BadKeylessProof(), "strict"), 2, "bad-proof")
 
 
-class _GarblesForward(TableNode):
+class GarblesForward(Cheat):
     """Once it holds a position without a key, garbles every box of its forwards (its
     recipient cannot learn the card, and could not show it)."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if kind == msg.FORWARD and hand is not None and hand.me is None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind == msg.FORWARD and _buyer(node):
+            self.done += 1
             boxes = []
             for entry in cast(list[dict[str, object]], body["boxes"]):
                 raw = bytearray(canonical.b64decode(str(entry["box"])))
                 raw[40] ^= 1  # past the ephemeral key: the box no longer authenticates
                 boxes.append({**entry, "box": canonical.b64encode(bytes(raw))})
             body = {**body, "boxes": boxes}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
 def test_a_buyer_that_garbles_its_forward_is_expelled_not_its_recipient(mode: str) -> None:
-    # Before, the debt counted as paid: the honest recipient could not show and was the
-    # one timed out. Now the recipient accuses, the buyer's own accuse must disclose the
-    # box (as a holder's does), and the box does not open with its disclosed key.
-    _check_expelled(_run(2, _GarblesForward, mode), 2, "bad-seal")
+    # The recipient cannot open the box and accuses; the buyer's own accuse must disclose
+    # the box (as a holder's does), and the box does not open with its disclosed key. The
+    # forward does not count as paid: the honest recipient is not timed out for not
+    # showing a card it could not open.
+    _check_expelled(_run(2, GarblesForward(), mode), 2, "bad-seal")
 
 
-class _FramesItsBuyer(TableNode):
-    """A key holder that says a good forward a buyer sealed to it was a bad box."""
+class FramesItsBuyer(Cheat):
+    """A key holder that says a good forward a buyer sealed to it was a bad box, once it
+    took it."""
 
-    def _on_forward(self, m: int, env: Envelope) -> None:
-        hand = self.hand
-        if (hand is not None and self.seat_of[m] not in hand.holders
-                and env.body.get("to") == self.my_seat):
-            raise _Blame(FaultKind.BAD_SEAL, _AUTHOR, "said to be a bad box (it is not)")
-        super()._on_forward(m, env)
+    def __init__(self) -> None:
+        super().__init__()
+        self.framed: set[int] = set()
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (status is None or status.me is None or status.number in self.framed
+                or node.stage != Stage.PLAY):
+            return []
+        for m, member in enumerate(node.members):
+            if node.seat_of[m] in status.holders:
+                continue
+            forward = next((e for e in node.transcript.chain(member)[:node.consumed[m]]
+                            if e.kind == msg.FORWARD and e.body.get("hand") == status.number
+                            and e.body.get("to") == node.my_seat), None)
+            if forward is None:
+                continue
+            self.framed.add(status.number)
+            self.done += 1
+            accusation = msg.Accusation(node.seat_of[m], FaultKind.BAD_SEAL.value,
+                                        "said to be a bad box (it is not)", forward.wire)
+            return [(msg.ACCUSE, {"accusations": [accusation.to_json()],
+                                  "disclosed": node.disclosures(), "hand": status.number})]
+        return []
 
 
-class _SilentGarbler(_GarblesForward):
+class SilentGarbler(GarblesForward):
     """Garbles its forwards and then discloses nothing."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if kind == msg.ACCUSE and hand is not None and hand.me is None:
-            return
-        super()._emit(out, kind, body)
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind == msg.ACCUSE and _buyer(node):
+            return []
+        return super().envelope(node, kind, body)
 
 
 def test_a_buyer_framed_for_a_bad_box_discloses_it_and_its_accuser_pays() -> None:
     table = build_table(4, seed=2, chips=3, ruleset="enkortskille",
                         deciders=lambda _i: Restless())
-    for node in table.nodes[1:]:
-        node.__class__ = _FramesItsBuyer  # only the buyer's recipient finds a chance
+    framers = [FramesItsBuyer() for _ in table.nodes[1:]]
+    for node, frames in zip(table.nodes[1:], framers, strict=True):
+        node.behaviour = frames  # only the buyer's recipient finds a chance
     run = table.run(until=5000.0, max_hands=5)
+    assert sum(f.done for f in framers) == 1, "the buyer's recipient framed it"
     buyer = run.nodes[CHEAT]
     records = [[o.to_json() for o in n.outcomes] for n in run.nodes]
     assert all(r == records[0] for r in records)
@@ -255,7 +294,7 @@ def test_a_buyer_framed_for_a_bad_box_discloses_it_and_its_accuser_pays() -> Non
 
 
 def test_a_buyer_that_garbles_and_never_discloses_is_timed_out_and_expelled() -> None:
-    run = _run(2, _SilentGarbler, "audit")
+    run = _run(2, SilentGarbler(), "audit")
     assert run.honest_agree
     buyer = run.nodes[CHEAT]
     name = buyer.names[buyer.my_seat or 0]
@@ -266,31 +305,27 @@ def test_a_buyer_that_garbles_and_never_discloses_is_timed_out_and_expelled() ->
     assert voided.eliminated == [name]
 
 
-class _WrongSlotForward(TableNode):
+class WrongSlotForward(Cheat):
     """Forwards its good boxes under another slot's token: as a buyer (``buyer``) or as a
     key holder."""
 
-    buyer = True
+    def __init__(self, buyer: bool) -> None:
+        super().__init__()
+        self.buyer = buyer
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if (kind == msg.FORWARD and hand is not None
-                and (hand.me is None) == type(self).buyer):
-            body = {**body, "token": (int(cast(int, body["token"])) + 1) % len(hand.final)}
-        super()._emit(out, kind, body)
-
-
-class _WrongSlotHolder(_WrongSlotForward):
-    buyer = False
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind == msg.FORWARD and node.status() is not None and _buyer(node) == self.buyer:
+            self.done += 1
+            body = {**body, "token": (int(cast(int, body["token"])) + 1) % DECK_SIZE}
+        return [body]
 
 
-@pytest.mark.parametrize("cheat", [_WrongSlotForward, _WrongSlotHolder])
-def test_a_good_box_forwarded_under_another_slot_blames_its_sealer(
-        cheat: type[TableNode]) -> None:
+@pytest.mark.parametrize("buyer", [True, False], ids=["buyer", "holder"])
+def test_a_good_box_forwarded_under_another_slot_blames_its_sealer(buyer: bool) -> None:
     # The box opens with its disclosed key to a good share, of another slot than the
-    # forward names: the recipient's accusation was judged false and the honest
-    # recipient expelled (found by review). It is now judged on the forward alone.
-    run = _run(2, cheat, "audit")
+    # forward names: the recipient's accusation is judged on the forward alone, and
+    # proven (the good share in the box does not make the forward right).
+    run = _run(2, WrongSlotForward(buyer), "audit")
     assert run.honest_agree
     name = run.nodes[CHEAT].names[run.nodes[CHEAT].my_seat or 0]
     for outcome in run.honest[0].outcomes:
@@ -303,19 +338,20 @@ def test_a_good_box_forwarded_under_another_slot_blames_its_sealer(
         pytest.fail("the bad forward voided no hand")
 
 
-class _ShortDeal(TableNode):
+class ShortDeal(Cheat):
     """Leaves the last box out of its deal of hand 1."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.DEAL and body.get("hand") == 1:
+            self.done += 1
             body = {**body, "boxes": cast(list[object], body["boxes"])[:-1]}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 def test_a_deal_without_the_accusers_box_blames_the_dealer_not_the_accuser() -> None:
-    # The holder whose box is missing accuses the dealer of a bad seal; the dispute found
-    # no box of the accuser and judged the accusation false (found by review).
-    run = _run(2, _ShortDeal, "audit")
+    # The holder whose box is missing accuses the dealer of a bad seal: a deal without
+    # the accuser's box proves the accusation (the dispute finds no box to open).
+    run = _run(2, ShortDeal(), "audit")
     assert run.honest_agree
     name = run.nodes[CHEAT].names[run.nodes[CHEAT].my_seat or 0]
     first = run.honest[0].outcomes[0]

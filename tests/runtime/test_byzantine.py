@@ -131,11 +131,9 @@ def test_noise_changes_nothing(behaviour: str) -> None:
     {0: "garbage", 1: "garbage", 3: "garbage"},
 ])
 def test_noisy_peers_together_do_not_flood_the_table(byzantine: dict[int, str]) -> None:
-    # Found by a randomized `p2pkille sim` run (7 peers, seed 75, P1 and P6 replaying):
-    # each replayed after every message, so each answered the other's replays with
-    # more, the simulated clock stood still and the process grew past 3 GB; three
-    # garbage peers did the same. Both now answer only messages that bring a new
-    # envelope.
+    # Noisy peers answer only messages that bring a new envelope: two that answered
+    # every message would answer each other's noise with more for ever (the simulated
+    # clock would stand still and the process grow without bound).
     table = build_table(5, seed=5, chips=4, byzantine=byzantine)
     honest = [n for i, n in enumerate(table.nodes) if i not in table.byzantine]
     stop = table.network.run(max_events=60_000,
@@ -157,9 +155,8 @@ def test_every_behaviour_has_a_name_and_a_bad_name_is_refused() -> None:
 
 
 def test_the_verdict_lists_the_same_accusations_at_every_node() -> None:
-    # Found by a randomized run: under reordering the cheater's own accuse reached some
-    # nodes after their verdict, so the hand's accusation lists differed (the same seat
-    # was eliminated everywhere). The verdict now waits for every holder's accuse.
+    # The verdict waits for every holder's accuse: under reordering the cheater's own
+    # accuse reaches some nodes late, and every node still lists the same accusations.
     table = build_table(4, seed=208, chips=4, byzantine={2: "bad-shuffle"},
                         faults=Faults.parse("drop=0.1,dup=0.05,reorder=0.1,delay=50ms"),
                         deciders=lambda _i: Restless())

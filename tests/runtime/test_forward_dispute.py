@@ -5,59 +5,74 @@ is blamed however it times its accusation, and a sealer that garbled one is blam
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import pytest
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.node import Stage, TableNode
 from p2pkille.sim.table import TableRun, build_table
 from protocol import canonical
-from tests.runtime.bots import Restless
+from tests.runtime.bots import Restless, sealed_next
 from tests.runtime.helpers import misbehave
 
 LIAR = 1  # seat P2
 
 
-class LateFalseDispute(TableNode):
+class LateFalseDispute(Behaviour):
     """Once a forward to it has been consumed, says that forward's first box was bad (it
     was good) and sends that accuse to everyone but the sealer: the others join the void
     round at once, so the sealer writes its own accuse before it learns of the dispute."""
 
-    names_by_seat: ClassVar[dict[int, str]] = {}
+    def __init__(self, names_by_seat: dict[int, str]) -> None:
+        self.names_by_seat = names_by_seat
+        self.accuse: bytes | None = None
+        self.sealer: int | None = None
+        self.sent = False
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if hand is not None and hand.me is not None and self.stage >= Stage.PLAY:
-            for m, member in enumerate(self.members):
-                fwd = next((e for e in self.transcript.chain(member)[:self._consumed[m]]
-                            if e.kind == msg.FORWARD and e.body.get("hand") == hand.number
-                            and e.body.get("to") == self.my_seat), None)
-                if fwd is None or not self._once("late-dispute"):
-                    continue
-                sealer = self.seat_of[m]
-                accusation = msg.Accusation(sealer, FaultKind.BAD_SEAL.value,
-                                            "the box does not open", fwd.wire)
-                at = len(out)
-                self._emit(out, msg.ACCUSE, {"accusations": [accusation.to_json()],
-                                             "disclosed": self._disclosures(hand),
-                                             "hand": hand.number})
-                sent = out.pop(at)
-                assert isinstance(sent, Send)
-                out += [Send(sent.data, to=name) for seat, name in self.names_by_seat.items()
-                        if seat not in (sealer, self.my_seat)]
-                return True
-        return super()._act(out)
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (self.accuse is not None or status is None or status.me is None
+                or node.stage < Stage.PLAY):
+            return []
+        for m, member in enumerate(node.members):
+            fwd = next((e for e in node.transcript.chain(member)[:node.consumed[m]]
+                        if e.kind == msg.FORWARD and e.body.get("hand") == status.number
+                        and e.body.get("to") == node.my_seat), None)
+            if fwd is None:
+                continue
+            self.sealer = node.seat_of[m]
+            accusation = msg.Accusation(self.sealer, FaultKind.BAD_SEAL.value,
+                                        "the box does not open", fwd.wire)
+            body: Body = {"accusations": [accusation.to_json()],
+                          "disclosed": node.disclosures(), "hand": status.number}
+            self.accuse = sealed_next(node, msg.ACCUSE, body).wire
+            return [(msg.ACCUSE, body)]
+        return []
+
+    def sending(self, node: TableNode, grew: bool, out: list[Output]) -> list[Output]:
+        if self.sent or self.accuse is None:
+            return out
+        sent: list[Output] = []
+        for o in out:
+            if isinstance(o, Send) and o.to is None and o.data == self.accuse:
+                sent += [Send(o.data, to=name) for seat, name in self.names_by_seat.items()
+                         if seat not in (self.sealer, node.my_seat)]
+                self.sent = True
+            else:
+                sent.append(o)
+        return sent
 
 
 def _run(seed: int, peers: int = 4) -> TableRun:
     table = build_table(peers, seed=seed, chips=3, deciders=lambda _i: Restless())
-    liar = misbehave(table, LIAR, LateFalseDispute)
     names = {seat: table.nodes[index].name for seat, index in enumerate(table.seats())}
-    liar.__class__ = type("Liar", (LateFalseDispute,), {"names_by_seat": names})
-    return table.run(until=3600.0, max_hands=3)
+    liar = LateFalseDispute(names)
+    misbehave(table, LIAR, liar)
+    run = table.run(until=3600.0, max_hands=3)
+    assert liar.sent, "the false dispute was sent"
+    return run
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
@@ -88,27 +103,36 @@ def test_a_false_dispute_of_a_forward_raised_late_blames_the_accuser(seed: int) 
     assert disputed <= disclosed
 
 
-class GarbleAndHide(TableNode):
+class GarbleAndHide(Behaviour):
     """Garbles the first box of its first forward, and accuses (nothing) right after it
     without disclosing that forward, before its recipient can dispute the box."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
-        hand = self.hand
-        if kind != msg.FORWARD or hand is None or not self._once("garble"):
-            super()._emit(out, kind, body)
-            return
+    def __init__(self) -> None:
+        self.garbled: int | None = None
+        self.hidden = False
+
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != msg.FORWARD or self.garbled is not None:
+            return [body]
+        self.garbled = int(str(body["hand"]))
         boxes = [dict(b) for b in body["boxes"]]  # type: ignore[attr-defined]
         boxes[0]["box"] = canonical.b64encode(bytes(80))
-        super()._emit(out, kind, {**body, "boxes": boxes})
-        super()._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": [],
-                                        "hand": hand.number})
+        return [{**body, "boxes": boxes}]
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        if self.garbled is None or self.hidden:
+            return []
+        self.hidden = True  # my next envelope
+        return [(msg.ACCUSE, {"accusations": [], "disclosed": [], "hand": self.garbled})]
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_forward_left_out_of_its_sealers_accuse_is_proven_bad(seed: int) -> None:
     table = build_table(4, seed=seed, chips=3, deciders=lambda _i: Restless())
-    misbehave(table, LIAR, GarbleAndHide)
+    garbler = GarbleAndHide()
+    misbehave(table, LIAR, garbler)
     run = table.run(until=3600.0, max_hands=3)
+    assert garbler.hidden, "it garbled a forward and accused right after"
     assert run.honest_agree
     first = next(o for o in run.honest[0].outcomes if o.voided)
     assert first.eliminated == ["P2"]
@@ -119,28 +143,30 @@ def test_a_forward_left_out_of_its_sealers_accuse_is_proven_bad(seed: int) -> No
     assert {a["verdict"] for a in disputes} == {"proven"}
 
 
-class Padder(TableNode):
+class Padder(Behaviour):
     """Accuses (nothing) with a padded ``disclosed`` list: a made-up entry that is no box
     it sealed (``made-up``), or its genuine disclosures with the first one repeated
     (``repeat``)."""
 
-    padding: ClassVar[str] = "made-up"
+    def __init__(self, padding: str) -> None:
+        self.padding = padding
+        self.padded = False
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if (hand is not None and hand.me is not None and self.stage >= Stage.PLAY
-                and self._once("pad")):
-            if self.padding == "made-up":
-                disclosed: list[object] = [{
-                    "by": self.my_seat, "for": 0, "key": canonical.b64encode(bytes(32)),
-                    "share": canonical.b64encode(bytes(96)), "token": 41}]
-            else:
-                real = self._disclosures(hand)
-                disclosed = [*real, *real[:1]]
-            self._emit(out, msg.ACCUSE, {"accusations": [], "disclosed": disclosed,
-                                         "hand": hand.number})
-            return True
-        return super()._act(out)
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (self.padded or status is None or status.me is None
+                or node.stage < Stage.PLAY):
+            return []
+        self.padded = True
+        if self.padding == "made-up":
+            disclosed: list[object] = [{
+                "by": node.my_seat, "for": 0, "key": canonical.b64encode(bytes(32)),
+                "share": canonical.b64encode(bytes(96)), "token": 41}]
+        else:
+            real = node.disclosures()
+            disclosed = [*real, *real[:1]]
+        return [(msg.ACCUSE, {"accusations": [], "disclosed": disclosed,
+                              "hand": status.number})]
 
 
 @pytest.mark.parametrize("padding", ["made-up", "repeat"])
@@ -148,9 +174,10 @@ def test_an_accuse_that_pads_its_disclosures_is_blamed(padding: str) -> None:
     # A list filled up with made-up or repeated entries would reach the cap and leave a
     # forward it left out unproven.
     table = build_table(4, seed=3, chips=3)
-    node = misbehave(table, LIAR, Padder)
-    node.__class__ = type("Pad", (Padder,), {"padding": padding})
+    padder = Padder(padding)
+    misbehave(table, LIAR, padder)
     run = table.run(until=3600.0, max_hands=2)
+    assert padder.padded
     assert run.honest_agree
     first = next(o for o in run.honest[0].outcomes if o.voided)
     assert first.eliminated == ["P2"]

@@ -3,11 +3,12 @@ showdown, or only at an audit table's audit (docs/protocol.md II.11.1).
 
 Which lies can be late. At an audit table a plain answer always ends in an exchange, and
 the two sides forward each other every share they hold for their old cards (II.5), so the
-requester learns the liar's card at once and proves the lie then (``_expose``,
-tests/runtime/test_detection.py); a "no kille" is likewise seen at once by the target. So
-a lie reaches the showdown or the audit only when the one seat that learns the card keeps
-quiet (a colluding requester, :class:`QuietAccomplice`) and no honest seat receives that
-card later (an honest seat that does proves it at once too). Then it is found:
+requester learns the liar's card at once and proves the lie then
+(tests/runtime/test_detection.py::test_a_false_plain_answer_is_proven_at_once_by_the_requester);
+a "no kille" is likewise seen at once by the target. So a lie reaches the showdown or the
+audit only when the one seat that learns the card keeps quiet (a colluding requester,
+:func:`_accomplice`) and no honest seat receives that card later (an honest seat that does
+proves it at once too). Then it is found:
 
 - at the showdown, by every node, when a live player shows the card: in every ruleset
   (the accomplice keeps it, or a revert gives it back to the liar); in enkortskille also
@@ -36,8 +37,8 @@ from p2pkille.engine.machine import Game
 from p2pkille.engine.options import options_from_json
 from p2pkille.engine.view import SeatView
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
-from p2pkille.runtime.io import Output
 from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import HandOutcome, TableNode
 from p2pkille.sim.byzantine import FalseAnswer
@@ -50,57 +51,70 @@ from tests.runtime.test_log import logged_table
 LIAR = 1  # seat P2 answers plain while it holds an answering card
 
 
-class QuietAccomplice(TableNode):
-    """Never proves a lie at once: the one accuse it changes is the one it would send on
-    learning a card a seat lied about. It still finds a lie at the showdown or the audit,
-    as every node does."""
+class KeepsQuiet(Behaviour):
+    """A colluding witness: it never proves a lie at once (it keeps quiet on learning a
+    card a seat lied about). It still finds a lie at the showdown or the audit, as every
+    node does."""
 
-    def _expose(self, token: int) -> None:
-        return
+    def proves_lie(self, node: TableNode, token: int) -> bool:
+        return False
 
 
-class TamperedOpening(QuietAccomplice):
+def _accomplice(table: SimTable, seat: int, behaviour: KeepsQuiet | None = None) -> TableNode:
+    """Make the node at ``seat`` a colluding witness that sends what ``behaviour`` says."""
+    return misbehave(table, seat, behaviour or KeepsQuiet())
+
+
+class TamperedOpening(KeepsQuiet):
     """Accuses like every node, but flips a bit of every share its accuse opens."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def __init__(self) -> None:
+        self.tampered = 0
+
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.ACCUSE and body.get("opened"):
+            self.tampered += 1
             opened = []
             for entry in body["opened"]:  # type: ignore[attr-defined]
                 opened.append({**entry, "share": flipped(entry["share"], -1)})
             body = {**body, "opened": opened}
-        super()._emit(out, kind, body)
+        return [body]
 
 
-class FramesTruth(TableNode):
+class FramesTruth(Behaviour):
     """As soon as another seat's plain claim (a plain answer or a "no kille") is taken,
     accuses it of a false fact with that (true) claim as evidence, and opens what it
     holds of the card."""
 
-    def _act(self, out: list[Output]) -> bool:
-        hand = self.hand
-        if hand is not None and hand.me is not None and not hand.voiding:
-            for token, claims in hand.claims_on.items():
-                for seat, wire, _ in claims:
-                    if seat == self.my_seat or not self._once("frame", hand.number):
-                        continue
-                    accusation = msg.Accusation(seat, FaultKind.FALSE_FACT.value,
-                                                "said its card answers nothing", wire)
-                    self._emit(out, msg.ACCUSE, {
-                        "accusations": [accusation.to_json()],
-                        "disclosed": self._disclosures(hand), "hand": hand.number,
-                        "opened": [{**e, "token": token}
-                                   for e in self._open_entries(hand, token)]})
-                    return True
-        return super()._act(out)
+    def __init__(self) -> None:
+        self.framed: set[int] = set()
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (status is None or status.me is None or status.voiding
+                or status.number in self.framed):
+            return []
+        for token, seat, wire in node.claims():
+            if seat == node.my_seat:
+                continue
+            self.framed.add(status.number)
+            accusation = msg.Accusation(seat, FaultKind.FALSE_FACT.value,
+                                        "said its card answers nothing", wire)
+            opened = node.opening(token)
+            return [(msg.ACCUSE, {
+                "accusations": [accusation.to_json()], "disclosed": node.disclosures(),
+                "hand": status.number,
+                "opened": [{**e, "token": token} for e in opened if isinstance(e, dict)]})]
+        return []
 
 
-class HidesKille(TableNode):
+class HidesKille(Behaviour):
     """Gives a kille away in an exchange and says it was none."""
 
-    def _emit(self, out: list[Output], kind: str, body: dict[str, object]) -> None:
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
         if kind == msg.DISCLOSE and body.get("kille"):
             body = {"hand": body["hand"], "kille": False}
-        super()._emit(out, kind, body)
+        return [body]
 
 
 class LateRedeal(Strategy):
@@ -143,14 +157,14 @@ def _table(peers: int, ruleset: str, seed: int, deciders: DeciderFactory, mode: 
 
 
 def _audit_table(ruleset: str, seed: int, tmp: Path | None = None, mode: str = "audit",
-                 quiet: type[TableNode] = QuietAccomplice, lie: str = "answer"
+                 quiet: KeepsQuiet | None = None, lie: str = "answer"
                  ) -> tuple[SimTable, list[LoggedNode]]:
     """Three players who ask a redeal once a card changed hands: P2 lies (a plain answer,
     or a "no kille"), the other side of its exchange (P1, its requester, or P3, its
     target) keeps quiet, the third is honest."""
     table, logged = _table(3, ruleset, seed, lambda _i: LateRedeal(), mode, tmp)
     misbehave(table, LIAR, FalseAnswer if lie == "answer" else HidesKille)
-    misbehave(table, LIAR - 1 if lie == "answer" else LIAR + 1, quiet)
+    _accomplice(table, LIAR - 1 if lie == "answer" else LIAR + 1, quiet)
     return table, logged
 
 
@@ -160,7 +174,7 @@ def _showdown_table(ruleset: str, seed: int, tmp: Path | None = None, mode: str 
     table, logged = _table(5, ruleset, seed, lambda _i: Restless(), mode, tmp)
     misbehave(table, LIAR, FalseAnswer)
     for seat in (0, 2):
-        misbehave(table, seat, QuietAccomplice)
+        _accomplice(table, seat)
     return table, logged
 
 
@@ -291,8 +305,10 @@ def test_a_tampered_opening_is_false_and_blames_its_accuser() -> None:
     # The accomplice accuses the lie at the audit like everyone, but its accuse opens the
     # card with shares that no longer verify: its accusation is false, the honest one
     # proven, and both the liar and the accuser are eliminated.
-    table, _ = _audit_table(*AUDIT_CASES[0], quiet=TamperedOpening)
+    tampered = TamperedOpening()
+    table, _ = _audit_table(*AUDIT_CASES[0], quiet=tampered)
     run = table.run(until=900.0, max_hands=4)
+    assert tampered.tampered, "the accomplice's accuse opened the card"
     voided = _check_blamed_late(run, table, "audit", others_blamed=(LIAR - 1,))
     names = run.honest[0].names
     forged = [a for a in voided.accusations if a["by"] == names[LIAR - 1]]
@@ -307,12 +323,14 @@ def test_accusing_a_true_plain_answer_is_false_and_blames_the_accuser() -> None:
     # with the honest seat.
     for seed in range(1, 20):
         table = build_table(4, seed=seed, chips=4, deciders=lambda _i: Restless())
-        framer = misbehave(table, 0, FramesTruth)
+        frames = FramesTruth()
+        framer = misbehave(table, 0, frames)
         run = table.run(until=400.0, max_hands=2)
         honest = run.honest
         voided = [o for o in honest[0].outcomes if o.voided]
         if not voided:
             continue
+        assert frames.framed, "the framer accused"
         assert run.honest_agree
         names = honest[0].names
         framed = [a for a in voided[0].accusations if a["by"] == names[0]]

@@ -30,15 +30,16 @@ from itertools import combinations
 import pytest
 import rbcl
 
+from p2pkille.engine.cards import DECK_SIZE
 from p2pkille.engine.facts import Answer, Disclosure, SaleAnswer, Showdown, StockCard
 from p2pkille.engine.machine import Game
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.config import card_deck
-from p2pkille.runtime.io import Output
-from p2pkille.runtime.node import TableNode
+from p2pkille.runtime.node import Stage, TableNode
 from p2pkille.sim.table import SimTable, build_table
 from protocol import canonical
-from protocol.deck import Ciphertext, decode_deck
+from protocol.deck import Ciphertext, deck_digest, decode_deck
 from protocol.envelope import Envelope, decode
 from protocol.errors import ProtocolError
 from protocol.group import Point, Scalar
@@ -185,19 +186,27 @@ def may_know(node: TableNode) -> list[tuple[dict[int, set[int]], set[int]]]:
 
 
 class Recorder:
-    """A tap: every delivery, and each hand's final deck as the nodes saw it."""
+    """A tap: every delivery."""
 
     def __init__(self, table: SimTable) -> None:
         self.table = table
         self.deliveries: list[Delivery] = []
-        self.finals: dict[int, tuple[Ciphertext, ...]] = {}
         table.network.tap = self
 
     def __call__(self, _t: float, _sender: str, recipient: str, data: bytes) -> None:
         self.deliveries.append((recipient, data))
-        hand = self.table.nodes[0].hand
-        if hand is not None and hand.final:
-            self.finals.setdefault(hand.number, hand.final)
+
+
+def final_deck(node: TableNode, hand: int) -> tuple[Ciphertext, ...]:
+    """Hand ``hand``'s final deck as ``node`` took it: the shuffle step no other step of
+    the hand took as its input."""
+    steps = [e.body for m in node.members for e in node.transcript.chain(m)
+             if e.kind == msg.SHUFFLE and e.body.get("hand") == hand]
+    taken = {canonical.get_bytes(body, "input", what="shuffle") for body in steps}
+    decks = [decode_deck(canonical.get_bytes(body, "deck", what="shuffle"), DECK_SIZE)
+             for body in steps]
+    (final,) = [deck for deck in decks if deck_digest(deck) not in taken]
+    return final
 
 
 def _seen_by(node: TableNode, rec: Recorder) -> list[bytes]:
@@ -207,7 +216,7 @@ def _seen_by(node: TableNode, rec: Recorder) -> list[bytes]:
 
 
 def _own_key(node: TableNode, hand: int) -> Scalar:
-    return Scalar.from_hash("hand-key", node._secret("hand-key", hand.to_bytes(8, "big")))
+    return Scalar.from_hash("hand-key", node.secret("hand-key", hand.to_bytes(8, "big")))
 
 
 def leaks(table: SimTable, rec: Recorder, hands: int, *, after: bool = False
@@ -220,7 +229,7 @@ def leaks(table: SimTable, rec: Recorder, hands: int, *, after: bool = False
     blind: list[str] = []
     for hand in range(1, min(hands, len(rules)) + 1):
         seats, public = rules[hand - 1]
-        final = rec.finals[hand]
+        final = final_deck(first, hand)
         faces = first.outcomes[hand - 1].faces
         n = len(first.outcomes[hand - 1].holders)
         holders = first.outcomes[hand - 1].holders
@@ -291,31 +300,40 @@ def test_after_an_audit_hand_the_same_attack_decodes_the_hidden_cards() -> None:
     assert any("broker decodes" in p for p in problems)
 
 
-class LeaksItsCard(TableNode):
+class LeaksItsCard(Behaviour):
     """Publishes every share of its own card as soon as it holds them all (a show out
     of turn): everyone, and a broker, can then decode it before the audit."""
 
-    def _play(self, out: list[Output], hand: object) -> bool:
-        h = self.hand
-        if h is not None and h.me is not None and self._complete(h, h.me) and self._once(
-                "leak", h.number):
-            self._emit(out, msg.SHOW, {"hand": h.number, "shares": self._open_entries(h, h.me)})
-            return True
-        return super()._play(out, hand)  # type: ignore[arg-type]
+    def __init__(self) -> None:
+        self.leaked: set[int] = set()
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        status = node.status()
+        if (status is None or status.me is None or status.number in self.leaked
+                or node.stage != Stage.PLAY or status.voiding):
+            return []
+        shares = node.opening(status.me)
+        if len(shares) < len(status.holders):
+            return []
+        self.leaked.add(status.number)
+        return [(msg.SHOW, {"hand": status.number, "shares": shares})]
 
 
 def test_the_leak_test_catches_a_node_that_leaks_a_card() -> None:
     table = build_table(3, seed=2)
     leaky = table.nodes[1]
-    leaky.__class__ = LeaksItsCard
+    leak = LeaksItsCard()
+    leaky.behaviour = leak
     rec = Recorder(table)
     table.run(until=20.0)
+    assert leak.leaked == {1}, "it showed its card out of turn"
     # The leak stalls the table (its show is out of turn), so check the material up to
     # then directly, against what the rules let each party know at the deal.
     hand = 1
-    final = rec.finals[hand]
-    assert leaky.hand is not None
-    slot = leaky.hand.me
+    final = final_deck(leaky, hand)
+    status = leaky.status()
+    assert status is not None
+    slot = status.me
     found: dict[str, set[int]] = {}
     broker = collect(leaky, [d for _, d in rec.deliveries], hand, None, None)
     broker.decks = [final]
@@ -326,6 +344,7 @@ def test_the_leak_test_catches_a_node_that_leaks_a_card() -> None:
         mat = collect(node, _seen_by(node, rec), hand, node.delivery, _own_key(node, hand))
         mat.decks = [final]
         found[node.name] = {s for _, s, _ in attack(mat, 3)}
-        assert node.hand is not None
-        assert node.hand.me in found[node.name]  # its own card
+        status = node.status()
+        assert status is not None
+        assert status.me in found[node.name]  # its own card
     assert all(slot in slots for slots in found.values()), found

@@ -1,7 +1,6 @@
 """Randomized tables (the protocol testers' view): for each seed a random size, mode,
 misbehaving peer and network faults; every run must end with the honest nodes in
-agreement. Each configuration is fixed by its seed, so a failure replays exactly;
-two of the regressions in test_strict.py and test_byzantine.py were found this way."""
+agreement. Each configuration is fixed by its seed, so a failure replays exactly."""
 
 from __future__ import annotations
 
@@ -36,9 +35,9 @@ def configuration(seed: int) -> Configuration:
                          r.choice(["none", NOISY]), r.random() < 0.5)
 
 
-# 613 and 630 failed once: a node that saw a fork before the hand began waited for the
-# forked seat's accuse forever; a node still before the deal judged a sealed-box dispute
-# "unproven" while the others proved it.
+# 613: a node sees a fork before the hand begins (it must not wait for the forked seat's
+# accuse); 630: a node still before the deal judges a sealed-box dispute (it must prove it
+# as the others do).
 @pytest.mark.parametrize("seed", [*range(200, 212), 613, 630])
 def test_a_random_table_ends_in_agreement(seed: int) -> None:
     c = configuration(seed)

@@ -2,12 +2,12 @@
 
 A kuku (``enkortskille``) or a svinhugg gives positions back the cards they held
 earlier. A position sold since then has a new occupant that never held the card it
-gets back: only the seller did. Before, nobody owed the buyer those shares, so the
-honest buyer could not show its card at the showdown: holding a key, it was timed out
-and eliminated (fault generator seed 8); holding none, it stalled the table. Each
-table here is rigged (every shuffle step is a real one, with a chosen permutation) so
-that the scenario happens for sure: hand 1 eliminates one seat, which in hand 2 buys
-a position that then gets a card back by a revert.
+gets back: only the seller did, so the seller owes the buyer those shares. Without them
+the honest buyer could not show its card at the showdown: holding a key, it would be
+timed out and eliminated; holding none, it would stall the table. Each table here is
+rigged (every shuffle step is a real one, with a chosen permutation) so that the
+scenario happens for sure: hand 1 eliminates one seat, which in hand 2 buys a position
+that then gets a card back by a revert.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from p2pkille.bots.base import Strategy, keep, swap
 from p2pkille.engine.cards import DECK_SIZE, RANKS, Rank
 from p2pkille.engine.facts import Answer, Decision, Fact, SaleAnswer, Sell, StockCard
 from p2pkille.engine.view import SeatView
+from p2pkille.runtime import dealing
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime import node as node_module
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import build_table
 from protocol.deck import (
@@ -67,7 +67,7 @@ def _rig(monkeypatch: pytest.MonkeyPatch, hands: dict[int, Sequence[Rank]]) -> N
         out = apply_witness(deck_in, joint, witness, workers=workers)
         return ShuffleStep(ctx, out, witness.commitment(ctx, deck_in)), witness
 
-    monkeypatch.setattr(node_module, "shuffle_step", rigged)
+    monkeypatch.setattr(dealing, "shuffle_step", rigged)
 
 
 class Script(Strategy):
@@ -142,7 +142,7 @@ def _kinds(facts: Sequence[Fact]) -> list[str]:
                   "answer:-", "Disclosure", "Swap", "stock:kuku", "Showdown"], 3, False,
                  id="kuku-drawn"),
     # The seat that sells position 0 buys position 1 (it is out of the game then): a
-    # buyer that holds a key, which the table timed out and eliminated before.
+    # buyer that holds a key.
     pytest.param((Rank.FIVE, Rank.SIX, Rank.KUKU), set(), {0, 1},
                  ["Sell", "SaleAnswer", "Swap", "answer:-", "Disclosure", "Sell",
                   "SaleAnswer", "Swap", "answer:kuku", "Showdown"], 2, True,
@@ -177,9 +177,8 @@ def test_a_revert_after_a_sale_has_the_seller_forward_the_buyer_its_card(
 
 @pytest.mark.parametrize("mode", ["audit", "strict"])
 def test_a_selling_table_dealt_at_random_times_out_no_honest_seat(mode: str) -> None:
-    # Unrigged: this table's sales meet reverts too (on the code before, two hands were
-    # voided, five honest seats timed out; a strict table's buyer could not prove a
-    # "no kille" at all).
+    # Unrigged: this table's sales meet reverts too, and a strict table's buyer proves
+    # its "no kille" without a key.
     table = build_table(7, seed=2, ruleset="enkortskille", chips=3, mode=mode,
                         deciders=lambda _i: Restless())
     run = table.run(until=3000.0, max_hands=20)

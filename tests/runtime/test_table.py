@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from p2pkille.engine.options import PRESETS
@@ -75,14 +77,21 @@ def test_the_same_seed_gives_identical_results() -> None:
         o.checkpoint for o in a.nodes[0].outcomes]
 
 
+@functools.cache
+def _clean_game() -> TableRun:
+    """A whole game of four honest peers on a network without faults (run once)."""
+    run = build_table(4, seed=8).run()
+    _check_honest(run)
+    return run
+
+
 @pytest.mark.parametrize("faults", [
     "drop=0.2",
     "dup=0.2,reorder=0.3,delay=20ms,jitter=30ms",
     "drop=0.2,dup=0.05,reorder=0.1,delay=50ms",
 ])
 def test_faulty_network_gives_the_same_results(faults: str) -> None:
-    clean = build_table(4, seed=8).run()
-    _check_honest(clean)
+    clean = _clean_game()
     noisy = build_table(4, seed=8, faults=Faults.parse(faults)).run()
     _check_honest(noisy)
     assert node_results(noisy.nodes[0]) == node_results(clean.nodes[0])

@@ -1,6 +1,7 @@
-"""Regressions for consumption-order faults found in review (docs/protocol.md II.6,
-II.7): a bad checkpoint signature, a duplicate or late envelope. Each once split the
-honest nodes (one committed or stalled, another voided or timed out an honest seat)."""
+"""Envelopes the honest nodes consume at different points of their own course judged
+alike (docs/protocol.md II.6, II.7): a bad checkpoint signature, a second envelope of a
+stage, and an answer taken before the test of the claim before it. Each must end with
+every honest node in the same hand, with the same faults."""
 
 from __future__ import annotations
 
@@ -9,29 +10,43 @@ from collections.abc import Callable
 import pytest
 
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.io import Output
+from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.sim.network import StopReason
 from p2pkille.sim.table import build_table
 from protocol import canonical
 from protocol.envelope import Envelope
 from tests.runtime.bots import Restless
+from tests.runtime.helpers import misbehave
 
 Mutate = Callable[[dict[str, object]], dict[str, object]]
 
 
-def _once_in_hand_1(kind: str, mutate: Mutate, *, twice: bool) -> type[TableNode]:
-    class Bad(TableNode):
-        """Alters (or, with ``twice``, repeats) its first ``kind`` envelope of hand 1."""
+class OnceInHand1(Behaviour):
+    """Alters its first ``kind`` envelope of hand 1 with ``mutate`` or, with ``twice``,
+    sends it and then the altered one as its next envelope."""
 
-        def _emit(self, out: list[Output], k: str, body: dict[str, object]) -> None:
-            if k == kind and body.get("hand") == 1 and self._once("bad", kind):
-                if twice:
-                    super()._emit(out, k, body)
-                body = mutate(dict(body))
-            super()._emit(out, k, body)
+    def __init__(self, kind: str, mutate: Mutate, twice: bool) -> None:
+        self.kind = kind
+        self.mutate = mutate
+        self.twice = twice
+        self.done = False
+        self.repeat: Body | None = None
 
-    return Bad
+    def envelope(self, node: TableNode, kind: str, body: Body) -> list[Body]:
+        if kind != self.kind or body.get("hand") != 1 or self.done:
+            return [body]
+        self.done = True
+        if self.twice:
+            self.repeat = self.mutate(dict(body))
+            return [body]
+        return [self.mutate(dict(body))]
+
+    def move(self, node: TableNode) -> list[tuple[str, Body]]:
+        if self.repeat is None:
+            return []
+        repeat, self.repeat = self.repeat, None
+        return [(self.kind, repeat)]
 
 
 Seen = tuple[bool, list[str], list[tuple[object, object, object]], set[tuple[str, int | None]]]
@@ -41,10 +56,11 @@ def _first_hand(kind: str, mutate: Mutate, *, twice: bool = False, seed: int = 3
                 ) -> list[Seen]:
     """Per honest node: hand 1 voided?, eliminated, accusations, its faults of hand 1."""
     table = build_table(3, seed=seed, chips=4, timing=Timing(limit=5.0, decide_limit=5.0))
-    index = table.seats()[1]  # seat 1: "P2"
-    table.nodes[index].__class__ = _once_in_hand_1(kind, mutate, twice=twice)
-    table.byzantine = frozenset({index})
+    bad = OnceInHand1(kind, mutate, twice)
+    misbehave(table, 1, bad)  # "P2"
     run = table.run(until=400.0, max_hands=2)
+    assert bad.done, "it sent the bad envelope"
+    assert bad.repeat is None, "and its repeat"
     assert run.stop is StopReason.STOPPED
     assert run.honest_agree
     firsts = []
@@ -108,13 +124,14 @@ def test_a_second_checkpoint_is_an_illegal_act_however_late_it_is_consumed(seed:
 def test_an_answer_after_a_claim_under_test_waits_for_the_test() -> None:
     # Strict table, hand 2: a target answered "none" (a claim under test), forwarded a
     # card, and answered the next request, with nothing else between in its chain. A
-    # node that took that next answer before the test's parts read it as a second answer
-    # to the first request (the phase had not moved on) and blamed an honest seat: fault
-    # generator seed 1015, a node replaying its log after a crash. Here each node's log
-    # is replayed into a fresh node, the other holders' test parts of hand 2 last.
+    # node that takes that next answer before the test's parts (as one replaying its log
+    # after a crash may) must not read it as a second answer to the first request (the
+    # phase has not moved on) and blame an honest seat: it waits for the test. Here each
+    # node's log is replayed into a fresh node, the other holders' test parts of hand 2
+    # last.
     table = build_table(5, seed=12, chips=3, ruleset="enkortskille", mode="strict",
                         deciders=lambda _i: Restless())
-    table.run()
+    table.run(max_hands=2)
     probe = table.nodes[0]
     target = next(m for m in probe.members if [
         e.seq for e in probe.transcript.chain(m)
@@ -128,7 +145,7 @@ def test_an_answer_after_a_claim_under_test_waits_for_the_test() -> None:
 
         accepted = old.transcript.accepted
         fresh = TableNode(old.name, old.identity, old.delivery, old.config, Restless(),
-                          old._seed, old.timing)
+                          old.seed, old.timing)
         fresh.replay([e.wire for e in accepted if not late(e)])
         fresh.start(0.0)
         for env in accepted:
