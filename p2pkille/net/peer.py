@@ -178,9 +178,9 @@ class PeerSettings:
     bot_seat: bool | None = None
     """Whether the lobby says a program plays our seat (``None``: exactly when no
     ``decider`` is given, so the bot named by ``bot`` plays)."""
-    log_to: Callable[[bytes], Path | None] | None = None
-    """Without ``log``: names a new game log from the table id once the table is formed
-    (``None``: no log), e.g. a file in the user's data directory."""
+    log_to: Callable[[TableNode], LoggedNode | None] | None = None
+    """Without ``log``: wraps the formed table's node in a new game log (``None``: the game
+    is not logged), e.g. a file in the user's data directory."""
     on_presence: Callable[[str, bool], None] | None = None
     """Told when a peer's mesh connection comes up (``True``) and when its last one ends
     (the peer's name, as the transport knows it); not over MQTT."""
@@ -507,11 +507,11 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
                     node = factory(name, identity, delivery, config, decider,
                                    secrets.token_bytes(32), settings.timing)
                     inner = node
-                    path = settings.log
-                    if path is None and settings.log_to is not None:
-                        path = settings.log_to(config.table_id)
-                    if path is not None:
-                        logged = LoggedNode(node, path)
+                    if settings.log is not None:
+                        logged = LoggedNode(node, settings.log)
+                    elif settings.log_to is not None:
+                        logged = settings.log_to(node)
+                    if logged is not None:
                         inner = logged
                     progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
                              f"{len(config.members)} members")

@@ -31,7 +31,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -42,7 +42,8 @@ from p2pkille.net.lobby import player_name_problem
 from protocol.identity import Identity, PublicKey
 
 __all__ = ["IDENTITY_FILE", "KNOWN_FILE", "MAX_KNOWN", "Clash", "IdentityError",
-           "KnownPlayers", "Met", "Profile", "config_dir", "default_name", "open_profile"]
+           "KnownPlayers", "Met", "Profile", "Seated", "config_dir", "default_name",
+           "display_names", "open_profile"]
 
 APP: Final = "p2pkille"
 IDENTITY_FILE: Final = "identity.json"
@@ -404,4 +405,45 @@ def _parse_known(raw: bytes) -> dict[str, _Entry]:
         except Exception:  # a bad hex digit or a point that is not a key
             raise ValueError(f"the key {key!r:.70}") from None
         out[key] = _Entry(name, first, last)
+    return out
+
+
+# ---------------------------------------------------------------------- who sits where
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A member of a table as its screens show it: its key, the name it signed in the
+    lobby (``""``: none), whether a program plays it, and what the known players say."""
+
+    key: PublicKey
+    name: str = ""
+    bot: bool = False
+    met: Met | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return self.key.fingerprint
+
+
+def display_names(seated: Sequence[Seated]) -> list[str]:
+    """The names the screens call ``seated`` by, in the same order: the signed name, or
+    ``peer`` and the fingerprint's start for a member that gave none. Names that two
+    members share (letter case aside) get as many of their key's hex digits as tell them
+    apart (at least 4), so no two members read alike; at most 16 characters each."""
+    base = [s.name or f"peer {s.fingerprint[:6]}" for s in seated]
+    out = list(base)
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(base):
+        groups.setdefault(name.casefold(), []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        digits = 4
+        while digits < 16 and len({seated[i].fingerprint[:digits] for i in members}) \
+                < len(members):
+            digits += 1
+        for i in members:
+            tag = f" ({seated[i].fingerprint[:digits]})"
+            out[i] = base[i][:max(16 - len(tag), 1)] + tag
     return out

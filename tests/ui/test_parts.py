@@ -177,7 +177,12 @@ def test_the_language_comes_from_the_locale() -> None:
     (["--bots", "x"], "--bots must be a whole number"),
     (["--ruleset", "poker"], "unknown ruleset 'poker'"),
     (["--chips", "1", "--stake", "2"], "--chips 1 must cover the stake 2"),
-    (["--name", "Anna"], "not a bot's name"),
+    (["--name", "Anna"], "--name 'Anna' is a bot's name"),
+    (["--name", "Ev\x1bil"], "--name: 'Ev\\x1bil' holds the control or format character U+001B"),
+    (["--name", "You"], "is a pronoun"),
+    (["--name", "x" * 17], "longer than 16 characters"),
+    (["--limit", "0"], "--limit 0: need 0 < SECONDS <= 3600"),
+    (["--decide-limit", "soon"], "--decide-limit must be a number of seconds"),
     (["--bots", "1"], "2..14 bots"),
     (["--bots", "15"], "2..14 bots"),
     (["--bots", "20", "--ruleset", "enkortskille"], "1..19 bots"),
@@ -288,7 +293,8 @@ def test_a_screen_node_that_starts_over_keeps_an_audit_of_every_counted_hand() -
     assert sorted(human.audits) == counted
     live = dict(human.audits)
     human.audits.clear()
-    human._rebuild([])
+    # What the node does when a void makes it start over (TableNode._settle).
+    human._core = human._core.rewinder.rebuild([])
     assert human.rebuilds == 1
     assert human.audits == live
 
