@@ -765,3 +765,21 @@ def test_the_advert_counts_the_seats_as_the_creator_does_and_follows_them() -> N
             await zc.async_close()
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_peer_process_signs_its_name_as_a_bot_s() -> None:
+    from cli.args import BadArgs
+    from cli.main import build_parser
+    from cli.peer import settings_from
+
+    def settings(*extra: str) -> PeerSettings:
+        return settings_from(build_parser().parse_args(
+            ["peer", "--table", "t", "--seats", "3", *extra]))
+
+    named = settings("--name", "Robotta")
+    assert (named.player, named.is_bot) == ("Robotta", True)
+    assert (settings().player, settings().is_bot) == ("", True)
+    with pytest.raises(BadArgs, match=r"--name: 'a\\x1b\[2J' holds the control"):
+        settings("--name", "a\x1b[2J")
+    # A person's peer (a decider at a screen) says it is none, unless told otherwise.
+    assert not PeerSettings(offer=Offer("t", 3), decider=object()).is_bot  # type: ignore[arg-type]
