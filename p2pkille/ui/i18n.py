@@ -251,6 +251,8 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "lan_gone": ("(borta)", "(gone)"),
     "lan_peers": ("{n} spelare hörda", "{n} peer(s) heard"),
     "lan_full": ("fullt", "full"),
+    "lan_above": ("  ↑ {n} bord till ovanför", "  ↑ {n} more table(s) above"),
+    "lan_below": ("  ↓ {n} bord till nedanför", "  ↓ {n} more table(s) below"),
     "lan_none": ("Inga bord hörda än. Skapa ett med c.", "No tables heard yet. Create one with c."),
     "lan_keys": ("↑/↓ välj   Enter gå med   c skapa ett bord   q avsluta",
                  "↑/↓ choose   Enter join   c create a table   q quit"),

@@ -297,7 +297,8 @@ class LobbyScreen:
         elif self.view is View.WAIT:
             body = self._wait_lines()
         else:
-            body = self._list_lines(width)
+            notice = len(wrap(self.notice, width - 1)) + 1 if self.notice else 0
+            body = self._list_lines(width, height - 2 - notice)
         lines: list[Line] = [[("class:title", self.t("title"))], [], *body]
         if self.notice:
             lines += [[], [("class:notice", self.notice)]]
@@ -316,7 +317,9 @@ class LobbyScreen:
         return "\n".join("".join(t for _, t in line).rstrip()
                          for line in self.render(width, height))
 
-    def _list_lines(self, width: int) -> list[Line]:
+    def _list_lines(self, width: int, room: int) -> list[Line]:
+        """The tables heard, in ``room`` lines: a list longer than that scrolls with the
+        marker (and says how many rows are above and below)."""
         lan = self.lan
         where = ", ".join(lan.interfaces) if lan.interfaces is not None else self.t("lan_all")
         out: list[Line] = [[("class:moves", self.t("lan_title", where=where))]]
@@ -326,15 +329,25 @@ class LobbyScreen:
         if lan.failure is not None:
             out.append([("class:warn", self.t("lan_broken", reason=lan.failure))])
         tables = lan.tables
+        footer: list[Line] = [[], [("class:footer", self.t("lan_keys"))]]
         if not tables:
             out.append([("", self.t("lan_none"))])
-        else:
-            out.append([("class:rule", self.t("lan_head"))])
-            self.selected = min(self.selected, len(tables) - 1)
-            for i, listed in enumerate(tables):
-                out.append(self._listed_line(listed, i == self.selected))
-        out += [[], [("class:footer", self.t("lan_keys"))]]
-        return out
+            return out + footer
+        out.append([("class:rule", self.t("lan_head"))])
+        self.selected = min(self.selected, len(tables) - 1)
+        rows = max(room - len(out) - len(footer), 3)
+        top, end = 0, len(tables)
+        if len(tables) > rows:
+            shown = rows - 2  # room for "more above" and "more below"
+            top = min(max(self.selected - shown // 2, 0), len(tables) - shown)
+            end = top + shown
+        if top:
+            out.append([("class:rule", self.t("lan_above", n=top))])
+        out += [self._listed_line(listed, i == self.selected)
+                for i, listed in enumerate(tables[top:end], top)]
+        if end < len(tables):
+            out.append([("class:rule", self.t("lan_below", n=len(tables) - end))])
+        return out + footer
 
     def _listed_line(self, listed: Listed, chosen: bool) -> Line:
         seats = f"{listed.taken}/{listed.wanted}"

@@ -586,3 +586,28 @@ def test_a_row_names_its_creator_by_the_name_its_key_played_under_before(
                      rows[0]), rows
     assert re.search(rf"Lördag\s+wikipedia\s+1\s+4/4 full\s+{stranger.public.fingerprint}  ",
                      rows[1]), rows
+
+
+def test_a_list_longer_than_the_window_scrolls_with_the_marker() -> None:
+    from p2pkille.ui.lan import Listed
+
+    lan = LanLobby(LOOPBACK, "127.0.0.1", "Tester")
+    screen = LobbyScreen(lan, "en", lambda table: None)  # type: ignore[arg-type,return-value]
+    lan.tables = [Listed(bytes([i]) * 16, f"table-{i:02}", "wikipedia", 1, 1, 4, "ab" * 8, 1)
+                  for i in range(60)]
+    first = screen.text(100, 24)
+    assert len(first.splitlines()) <= 24
+    assert "▶ table-00" in first
+    assert "more table(s) below" in first
+    for _ in range(59):
+        screen.press("down")
+    last = screen.text(100, 24)
+    assert "▶ table-59" in last
+    assert "more table(s) above" in last
+    assert "below" not in last
+    for _ in range(30):
+        screen.press("up")
+    middle = screen.text(100, 24)
+    assert "▶ table-29" in middle
+    assert "above" in middle
+    assert "below" in middle
