@@ -17,7 +17,9 @@ A joiner takes a seat only from the creator it chose: ``--creator FINGERPRINT`` 
 ``p2pkille tables`` shows it), or the only creator offering the table's name; when two or
 more offer it, the joiner lists them and exits with status 2 for the user to pick one. A
 creator seats anybody, first come, or with ``--admit FINGERPRINT`` (repeatable) only those
-keys. At the end a ``traffic:`` line on stderr says what the peer refused and dropped
+keys. ``--name`` is the display name the peer signs into the lobby (the others' screens show
+it, marked as a bot; without it they show the key's fingerprint). At the end a ``traffic:``
+line on stderr says what the peer refused and dropped
 (syncs from non-members or unsigned, gap fill over a member's budget, full queues).
 Exit status 0 once played, 1 when no table formed or the game did not finish within
 ``--timeout``, 2 for bad arguments or a table name that several creators offer.
@@ -37,7 +39,7 @@ from cli.args import BadArgs as _BadArgs
 from cli.args import whole_number
 from p2pkille.bots import STRATEGIES
 from p2pkille.engine.options import PRESETS
-from p2pkille.net.lobby import Offer
+from p2pkille.net.lobby import Offer, player_name_problem
 from p2pkille.net.mesh import PeerAddress
 from p2pkille.net.mqtt import BrokerUrl
 from p2pkille.net.peer import (
@@ -113,6 +115,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--admit", action="append", default=None, metavar="FINGERPRINT",
                         help="a creator seats only joiners with this key fingerprint "
                              "(repeatable; default: anybody, first come)")
+    parser.add_argument("--name", default=None,
+                        help="display name signed into the lobby, shown to the others as a "
+                             "bot's (1-16 printable characters; default: none, the key's "
+                             "fingerprint is shown)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--verbose", action="store_true", help="log the transport on stderr")
     parser.set_defaults(func=run)
@@ -202,6 +208,12 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
     log = Path(args.log) if args.log is not None else None
     if log is not None and not log.exists() and not log.parent.is_dir():
         raise _BadArgs(f"--log {str(log)!r}: no such directory")
+    player = ""
+    if args.name is not None:
+        player = str(args.name)
+        problem = player_name_problem(player)
+        if problem:
+            raise _BadArgs(f"--name: {problem}")
     identity = None
     if args.key is not None:
         try:
@@ -213,7 +225,8 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
         discover=not args.no_discovery, bot=str(args.bot),
         hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity,
-        limit=limit, decide_limit=decide_limit, creator=creator, admit=admit)
+        limit=limit, decide_limit=decide_limit, creator=creator, admit=admit, player=player,
+        bot_seat=True)
 
 
 def _fingerprint(option: str, text: str, whose: str) -> str:

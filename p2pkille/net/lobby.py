@@ -11,20 +11,34 @@ Lobby messages travel on the same transport as the node's envelopes, marked by
 or ``need`` must come from its signer (the transport's sender name), while rosters and
 acceptances may be relayed by anybody. Bodies (``type``):
 
-- ``offer`` {channel, name, ruleset, stake, chips, seats, taken[, mode]}: a creator says,
-  every ``resend`` seconds until its table is formed, that it seats players at this name
-  (the signer is the creator).
-- ``join`` {channel, creator, delivery, address}: a joiner offers its identity (the
-  signer), its delivery key and a hint of where its mesh listens to the creator whose key
-  fingerprint is ``creator``. Sent to everybody until a roster arrives; only that creator
-  acts on it, and it decides who sits: anybody, first come (``admit=None``), only the keys
-  it names (``admit``), or each one as its player accepts it (``ask``).
-- ``roster`` {channel, table, name, ruleset, stake, chips, seats, members}: the creator's
-  signed list of members (identity, delivery, address), once every seat is taken.
+- ``offer`` {channel, name, ruleset, stake, chips, seats, taken[, mode][, player][, bot]}:
+  a creator says, every ``resend`` seconds until its table is formed, that it seats
+  players at this name (the signer is the creator). ``taken`` counts the seats held for
+  keys it admits without asking (its player's bots) as taken.
+- ``join`` {channel, creator, delivery, address[, player][, bot]}: a joiner offers its
+  identity (the signer), its delivery key and a hint of where its mesh listens to the
+  creator whose key fingerprint is ``creator``. Sent to everybody until a roster arrives;
+  only that creator acts on it, and it decides who sits: anybody, first come
+  (``admit=None``), only the keys it names (``admit``), or each one as its player accepts
+  it (``ask``).
+- ``roster`` {channel, table, name, ruleset, stake, chips, seats, members[, mode]}: the
+  creator's signed list of members ({identity, delivery, address[, player][, bot]}), once
+  every seat is taken.
 - ``accept`` {channel, table, roster}: a member checked that the roster holds its own keys
   and what it asked for, and signs the roster's digest.
 - ``need`` {channel, table}: a member that holds the roster but not every acceptance asks
   for what the others know.
+
+``player`` is the signer's display name (absent: it gave none, and screens show its key's
+fingerprint) and ``bot: true`` says a program plays the seat (absent: a person). A name is
+1..16 printable characters without spaces at either end and not a pronoun that other
+screens would read as their own player (:func:`player_name_problem`); a message carrying
+another is refused, the reason naming it. The roster repeats each joiner's name and flag
+from its join, and every member checks its own entry before it accepts the roster, so each
+name the table shows was signed by its owner (in its join and, through the roster's digest,
+in its acceptance). A name is only what its key says it is called: screens show it beside
+the key's fingerprint where trust matters, and warn when a name known for another key
+comes back (:mod:`p2pkille.ui.identity`).
 
 A joiner is bound to one creator and takes a roster signed by that creator only. It names
 the creator (``--creator``, or the row it picked in a listing), or it listens to the offers
@@ -63,6 +77,7 @@ from protocol.identity import Identity, PublicKey
 from protocol.keys import check_delivery_key
 
 __all__ = [
+    "MAX_PLAYER_NAME",
     "PREFIX",
     "Lobby",
     "LobbyError",
@@ -75,6 +90,7 @@ __all__ = [
     "decode_message",
     "encode_message",
     "is_lobby",
+    "player_name_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -92,6 +108,8 @@ MAX_OFFERS: Final = 16
 MAX_PENDING: Final = 64
 """Joiners waiting for a creator's decision; beyond it the oldest request is forgotten (it
 comes again while its joiner waits)."""
+MAX_PLAYER_NAME: Final = 16
+"""Characters in a player's display name (and at most 64 bytes of UTF-8)."""
 _KINDS: Final = {
     "offer": ("channel", "chips", "name", "ruleset", "seats", "stake", "taken", "type"),
     "join": ("address", "channel", "creator", "delivery", "type"),
@@ -100,6 +118,13 @@ _KINDS: Final = {
     "accept": ("channel", "roster", "table", "type"),
     "need": ("channel", "table", "type"),
 }
+#: Fields a body of the kind may carry besides its own (absent: the default).
+_OPTIONAL: Final = {"offer": ("bot", "mode", "player"), "join": ("bot", "player"),
+                    "roster": ("mode",), "accept": (), "need": ()}
+_MEMBER: Final = ("address", "delivery", "identity")
+_MEMBER_OPTIONAL: Final = ("bot", "player")
+#: Names that other screens would read as their own player ("you", "du").
+_PRONOUNS: Final = frozenset({"you", "du"})
 _RULESET = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 _ADDRESS = re.compile(r"[!-~]{0,80}")
@@ -109,6 +134,58 @@ _MODE = re.compile("|".join(MODES))
 
 class LobbyError(RemoteProtocolError):
     """A lobby message that is malformed, unsigned, or not for this table."""
+
+
+def player_name_problem(name: object) -> str:
+    """Why ``name`` cannot be a player's display name, or ``""``: it must be 1 to
+    :data:`MAX_PLAYER_NAME` printable characters (no control or format character, which
+    could move the cursor or reorder what a screen shows), at most 64 bytes of UTF-8,
+    without spaces at either end, and not "you" or "du" (another screen would read it as
+    its own player)."""
+    if not isinstance(name, str):
+        return f"a name must be text, not {type(name).__name__}"
+    if not name:
+        return "a name cannot be empty"
+    if len(name) > MAX_PLAYER_NAME or len(name.encode("utf-8", "surrogatepass")) > 64:
+        return f"{name!r:.40} is longer than {MAX_PLAYER_NAME} characters"
+    bad = next((c for c in name if not c.isprintable()), None)
+    if bad is not None:
+        return f"{name!r:.40} holds the control or format character U+{ord(bad):04X}"
+    if name != name.strip():
+        return f"{name!r:.40} has spaces at either end"
+    if name.casefold() in _PRONOUNS:
+        return f"{name!r} is a pronoun: other screens would read it as their own player"
+    return ""
+
+
+def _player(body: canonical.JsonObject, what: str, wire: bytes) -> tuple[str, bool]:
+    """The optional ``player`` and ``bot`` of a body or roster entry (checked)."""
+    player = body.get("player", "")
+    if "player" in body:
+        problem = player_name_problem(player)
+        if problem:
+            raise LobbyError(f"{what}: the player's name {problem}", evidence=wire[:64])
+    bot = body.get("bot", False)
+    if "bot" in body and bot is not True:
+        raise LobbyError(f"{what}: bot is {bot!r:.20}, not true (absent for a person)",
+                         evidence=wire[:64])
+    assert isinstance(player, str)
+    return player, bot is True
+
+
+def _put_player(body: dict[str, object], player: str, bot: bool) -> dict[str, object]:
+    if player:
+        body["player"] = player
+    if bot:
+        body["bot"] = True
+    return body
+
+
+def _require(obj: canonical.JsonObject, keys: tuple[str, ...], optional: tuple[str, ...],
+             what: str, wire: bytes) -> None:
+    """``obj`` has ``keys`` and, of ``optional``, any."""
+    canonical.require_keys(obj, (*keys, *(k for k in optional if k in obj)), what=what,
+                           evidence=wire)
 
 
 def channel_id(name: str) -> bytes:
@@ -150,10 +227,9 @@ def decode_message(data: bytes) -> LobbyMessage:
     kind = body.get("type")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise LobbyError(f"lobby message of type {kind!r:.40}", evidence=data)
-    # A strict table's roster and offer also name its mode (absent: an audit table).
-    keys = (*_KINDS[kind], "mode") if kind in ("roster", "offer") and "mode" in body \
-        else _KINDS[kind]
-    canonical.require_keys(body, keys, what=f"lobby {kind}", evidence=data)
+    # A strict table's roster and offer also name its mode (absent: an audit table); a
+    # join or offer may name its signer and say it is a bot.
+    _require(body, _KINDS[kind], _OPTIONAL[kind], f"lobby {kind}", data)
     key.verify(PURPOSE, canonical.encode(body),
                canonical.get_bytes(outer, "sig", what="lobby", size=64, evidence=data),
                evidence=data)
@@ -219,22 +295,27 @@ class Terms:
     seats: int
     taken: int
     mode: str = "audit"
+    player: str = ""
+    """The creator's display name (``""``: it gave none)."""
+    bot: bool = False
 
     @property
     def fingerprint(self) -> str:
         return self.creator.fingerprint
 
     def __str__(self) -> str:
-        return (f"{self.fingerprint} ({self.ruleset}, stake {self.stake}, chips {self.chips}, "
-                f"{self.taken}/{self.seats} seats" + (", strict" if self.mode == "strict"
-                                                       else "") + ")")
+        who = f" {self.player}" + (" (bot)" if self.bot else "") if self.player else ""
+        return (f"{self.fingerprint}{who} ({self.ruleset}, stake {self.stake}, chips "
+                f"{self.chips}, {self.taken}/{self.seats} seats"
+                + (", strict" if self.mode == "strict" else "") + ")")
 
     @classmethod
     def from_message(cls, message: LobbyMessage) -> Terms:
         body, wire, what = message.body, message.wire, "lobby offer"
         seats = canonical.get_int(body, "seats", lo=2, hi=MAX_SEATS, what=what, evidence=wire)
+        player, bot = _player(body, what, wire)
         return cls(
-            creator=message.key,
+            player=player, bot=bot, creator=message.key,
             name=canonical.get_str(body, "name", what=what, pattern=_NAME, evidence=wire),
             ruleset=canonical.get_str(body, "ruleset", what=what, pattern=_RULESET,
                                       evidence=wire),
@@ -265,10 +346,25 @@ class Seat:
     identity: PublicKey
     delivery: bytes
     address: str = ""
+    player: str = ""
+    """The display name its join gave (``""``: none)."""
+    bot: bool = False
+    """Its join said a program plays the seat."""
 
     @property
     def name(self) -> str:
         return peer_name(self.identity)
+
+    @property
+    def fingerprint(self) -> str:
+        return self.identity.fingerprint
+
+    def entry(self) -> dict[str, object]:
+        """The seat as a roster lists it."""
+        return _put_player({"address": self.address,
+                            "delivery": canonical.b64encode(self.delivery),
+                            "identity": canonical.b64encode(self.identity.raw)},
+                           self.player, self.bot)
 
     @property
     def peer(self) -> PeerAddress | None:
@@ -305,9 +401,7 @@ class Roster:
     def body(self) -> dict[str, object]:
         body: dict[str, object] = {
             "channel": canonical.b64encode(self.channel), "chips": self.chips,
-            "members": [{"address": s.address, "delivery": canonical.b64encode(s.delivery),
-                         "identity": canonical.b64encode(s.identity.raw)}
-                        for s in self.members],
+            "members": [s.entry() for s in self.members],
             "name": self.name, "ruleset": self.ruleset, "seats": len(self.members),
             "stake": self.stake, "table": canonical.b64encode(self.table), "type": "roster",
         }
@@ -338,15 +432,15 @@ class Roster:
         for entry in raw:
             if not isinstance(entry, dict):
                 raise LobbyError("roster member is not an object", evidence=wire)
-            canonical.require_keys(entry, ("address", "delivery", "identity"), what=what,
-                                   evidence=wire)
+            _require(entry, _MEMBER, _MEMBER_OPTIONAL, what, wire)
+            player, bot = _player(entry, "lobby roster member", wire)
             members.append(Seat(
                 PublicKey.from_bytes(canonical.get_bytes(entry, "identity", what=what, size=32,
                                                          evidence=wire)),
                 check_delivery_key(canonical.get_bytes(entry, "delivery", what=what, size=32,
                                                        evidence=wire)),
                 canonical.get_str(entry, "address", what=what, pattern=_ADDRESS,
-                                  evidence=wire)))
+                                  evidence=wire), player, bot))
         if [s.identity.raw for s in members] != sorted({s.identity.raw for s in members}):
             raise LobbyError("roster members are not distinct and in key order", evidence=wire)
         roster = cls(
@@ -388,12 +482,20 @@ class Lobby:
     A creator's ``admit`` (fingerprints) are seated as they join; with ``admit=None`` and
     ``ask=False`` anybody is, first come. With ``ask=True`` any other joiner waits in
     :attr:`pending` until :meth:`accept` or :meth:`refuse` decides (a player at a screen).
+    Seats held for ``admit`` keys that have not joined yet count as taken (:attr:`taken`):
+    nobody else may have them.
+
+    ``player`` is our display name (``""``: none) and ``bot`` says a program plays our seat;
+    both go into our join (or offer) and must come back in the roster.
     """
 
     def __init__(self, identity: Identity, delivery: bytes, offer: Offer, *,
                  table: bytes | None = None, address: str = "", resend: float = 0.5,
                  creator: PublicKey | str | None = None, choose: float = 1.5,
-                 admit: Iterable[str] | None = None, ask: bool = False) -> None:
+                 admit: Iterable[str] | None = None, ask: bool = False, player: str = "",
+                 bot: bool = False) -> None:
+        if player and player_name_problem(player):
+            raise ValueError(f"player name: {player_name_problem(player)}")
         if table is not None and (len(table) != TABLE_ID_SIZE or None in (
                 offer.ruleset, offer.stake, offer.chips)):
             raise ValueError("a creator needs a 16-byte table id and a complete offer")
@@ -413,7 +515,9 @@ class Lobby:
         self.address = address
         self.resend = resend
         self.creating = table is not None
-        self.joined: list[Seat] = [Seat(identity.public, self.delivery, address)] \
+        self.player = player
+        self.bot = bot
+        self.joined: list[Seat] = [Seat(identity.public, self.delivery, address, player, bot)] \
             if self.creating else []
         self.choose = choose
         self.admit = None if admit is None else frozenset(admit)
@@ -446,8 +550,14 @@ class Lobby:
 
     @property
     def taken(self) -> int:
-        """Seats taken as far as we know (for an advertisement)."""
-        return self.roster.seats if self.roster is not None else max(len(self.joined), 1)
+        """Seats taken as far as we know (for an advertisement and the offer): the members
+        seated, and (a creator's) the seats held for admitted keys that have not joined
+        yet, such as its player's bots."""
+        if self.roster is not None:
+            return self.roster.seats
+        joined = {s.fingerprint for s in self.joined}
+        held = sum(1 for fp in self.admit or () if fp not in joined) if self.creating else 0
+        return min(max(len(self.joined), 1) + held, self.offer.seats)
 
     def config(self) -> TableConfig:
         if self.roster is None or not self.formed:
@@ -502,6 +612,7 @@ class Lobby:
                                     evidence=wire)
         creator = canonical.get_str(body, "creator", what="lobby join", pattern=_FINGERPRINT,
                                     evidence=wire)
+        player, bot = _player(body, f"a join by {message.key.fingerprint}", wire)
         if self.roster is not None:
             if self.roster.seat_of(message.key) is None:
                 if not self.creating or creator != self.creator:
@@ -514,10 +625,12 @@ class Lobby:
         if known is not None:
             if known.delivery != delivery:
                 raise LobbyError("a second join with another delivery key", evidence=wire[:64])
+            if (known.player, known.bot) != (player, bot):
+                raise LobbyError("a second join under another name", evidence=wire[:64])
             return []
         if message.key.raw in self._turned_away:
             return []
-        seat = Seat(message.key, delivery, address)
+        seat = Seat(message.key, delivery, address, player, bot)
         fingerprint = message.key.fingerprint
         if self.admit is not None and fingerprint in self.admit:
             return self._seat(seat, now)
@@ -598,6 +711,11 @@ class Lobby:
         if mine is None or mine.delivery != self.delivery:
             raise LobbyError("a roster that does not seat us with our keys",
                              evidence=message.wire[:64])
+        if (mine.player, mine.bot) != (self.player, self.bot):
+            raise LobbyError(f"a roster that seats us as {mine.player or 'nameless'!r}"
+                             + (" (bot)" if mine.bot else "") + f", not as "
+                             f"{self.player or 'nameless'!r}" + (" (bot)" if self.bot else ""),
+                             evidence=message.wire[:64])
         problem = self.offer.admits(roster)
         if problem:
             raise LobbyError(f"a roster with {problem}", evidence=message.wire[:64])
@@ -663,10 +781,10 @@ class Lobby:
                 self._choose(now)
             if self.creator is None:
                 return []
-            return [Send(encode_message(self.identity, {
+            return [Send(encode_message(self.identity, _put_player({
                 "address": self.address, "channel": canonical.b64encode(self.channel),
                 "creator": self.creator, "delivery": canonical.b64encode(self.delivery),
-                "type": "join"}))]
+                "type": "join"}, self.player, self.bot)))]
         need = encode_message(self.identity, {
             "channel": canonical.b64encode(self.channel),
             "table": canonical.b64encode(self.roster.table), "type": "need"})
@@ -678,10 +796,10 @@ class Lobby:
         body: dict[str, object] = {
             "channel": canonical.b64encode(self.channel), "chips": offer.chips,
             "name": offer.name, "ruleset": offer.ruleset, "seats": offer.seats,
-            "stake": offer.stake, "taken": len(self.joined), "type": "offer"}
+            "stake": offer.stake, "taken": self.taken, "type": "offer"}
         if offer.mode not in (None, "audit"):
             body["mode"] = offer.mode
-        return encode_message(self.identity, body)
+        return encode_message(self.identity, _put_player(body, self.player, self.bot))
 
     def _choose(self, now: float) -> None:
         """Bind to the one creator that offers what we ask, once offers had ``choose``

@@ -173,6 +173,21 @@ class PeerSettings:
     on_node: Callable[[TableNode, Driver], None] | None = None
     """Told the node and its driver once the table is formed, before the driver runs (a
     screen attaches; a decider that answers later pokes the driver)."""
+    player: str = ""
+    """Our display name, signed in the lobby (``""``: none; others show our fingerprint)."""
+    bot_seat: bool | None = None
+    """Whether the lobby says a program plays our seat (``None``: exactly when no
+    ``decider`` is given, so the bot named by ``bot`` plays)."""
+    log_to: Callable[[TableNode], LoggedNode | None] | None = None
+    """Without ``log``: wraps the formed table's node in a new game log (``None``: the game
+    is not logged), e.g. a file in the user's data directory."""
+    on_presence: Callable[[str, bool], None] | None = None
+    """Told when a peer's mesh connection comes up (``True``) and when its last one ends
+    (the peer's name, as the transport knows it); not over MQTT."""
+
+    @property
+    def is_bot(self) -> bool:
+        return self.decider is None if self.bot_seat is None else self.bot_seat
 
     @property
     def timing(self) -> Timing:
@@ -387,7 +402,8 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     if settings.transport == "mesh":
         members = resumed.node.config.identities if resumed is not None else None
         transport = Mesh(identity, channel, members, host=settings.interface,
-                         port=settings.port, peers=settings.peers, backoff_max=1.0)
+                         port=settings.port, peers=settings.peers, backoff_max=1.0,
+                         on_presence=settings.on_presence)
     else:
         if settings.broker is None:
             raise ValueError("the mqtt transport needs a broker")
@@ -395,156 +411,179 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     table = secrets.token_bytes(16) if settings.create and resumed is None else None
     advertiser: Advertiser | None = None
     zc: AsyncZeroconf | None = None
-    async with asyncio.TaskGroup() as tg:
-        carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
-        tasks: list[asyncio.Task[None]] = []
-        try:
-            await transport.wait_ready()
-            address = str(transport.address) if isinstance(transport, Mesh) else ""
-            state: dict[str, object] = {}  # what the discovery feed dials: see _wanted
-            if isinstance(transport, Mesh) and settings.discover:
-                zc = open_zeroconf([settings.interface])
-                tasks.append(tg.create_task(
-                    _feed(zc, transport, lambda s: _wanted(s, offer.name, identity, state)),
-                    name="peer:discover"))
-            logged: LoggedNode | None = resumed
-            inner: Node
-            if resumed is not None:
-                node, inner = resumed.node, resumed
-                config = node.config
-                state["members"] = {k.fingerprint for k in config.identities}
-                lobby_s = 0.0
-                progress(f"resuming table {config.name!r} from {str(settings.log)!r}: "
-                         f"{len(node.transcript.accepted)} envelopes logged")
-                if zc is not None and isinstance(transport, Mesh):
-                    # The log does not say who created the table: a resumed peer
-                    # advertises itself as the creator of its row.
-                    advertiser = Advertiser(zc, TableAdvert(
-                        config.table_id, config.name, config.ruleset, config.stake,
-                        len(config.members), len(config.members),
-                        identity.public.fingerprint), transport.port, [settings.interface],
-                        identity)
-                    tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
-            else:
-                lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
-                              creator=None if table is not None else settings.creator,
-                              admit=settings.admit, ask=settings.ask, choose=settings.choose)
-                state["lobby"] = lobby
-                if settings.on_lobby is not None:
-                    settings.on_lobby(lobby)
+    logged: LoggedNode | None = resumed
+    try:
+        async with asyncio.TaskGroup() as tg:
+            carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
+            tasks: list[asyncio.Task[None]] = []
+            try:
+                await transport.wait_ready()
+                address = str(transport.address) if isinstance(transport, Mesh) else ""
+                state: dict[str, object] = {}  # what the discovery feed dials: see _wanted
+                if isinstance(transport, Mesh) and settings.discover:
+                    zc = open_zeroconf([settings.interface])
+                    tasks.append(tg.create_task(
+                        _feed(zc, transport, lambda s: _wanted(s, offer.name, identity, state)),
+                        name="peer:discover"))
+                inner: Node
+                if resumed is not None:
+                    node, inner = resumed.node, resumed
+                    config = node.config
+                    state["members"] = {k.fingerprint for k in config.identities}
+                    lobby_s = 0.0
+                    progress(f"resuming table {config.name!r} from {str(settings.log)!r}: "
+                             f"{len(node.transcript.accepted)} envelopes logged")
+                    if zc is not None and isinstance(transport, Mesh):
+                        # The log does not say who created the table: a resumed peer
+                        # advertises itself as the creator of its row.
+                        advertiser = Advertiser(zc, TableAdvert(
+                            config.table_id, config.name, config.ruleset, config.stake,
+                            len(config.members), len(config.members),
+                            identity.public.fingerprint), transport.port, [settings.interface],
+                            identity)
+                        tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
+                else:
+                    lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
+                                  creator=None if table is not None else settings.creator,
+                                  admit=settings.admit, ask=settings.ask, choose=settings.choose,
+                                  player=settings.player, bot=settings.is_bot)
+                    state["lobby"] = lobby
+                    if settings.on_lobby is not None:
+                        settings.on_lobby(lobby)
 
-                def on_lobby(sender: str, data: bytes) -> None:
-                    for out in lobby.receive(sender, data, loop.time()):
-                        transport.send(out.to, out.data)
+                    def on_lobby(sender: str, data: bytes) -> None:
+                        for out in lobby.receive(sender, data, loop.time()):
+                            transport.send(out.to, out.data)
 
-                board.on_lobby = on_lobby
-                if zc is not None and table is not None and isinstance(transport, Mesh):
-                    advertiser = Advertiser(zc, _advert(lobby, table, identity), transport.port,
-                                            [settings.interface], identity)
-                    tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
-                progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
-                         f"{identity.public.fingerprint}"
-                         + (f" on {address}" if address else f" via {settings.broker}"))
-                told, said = 0, set[str]()
-                while not lobby.formed:
-                    where[0] = _lobby_state(lobby)
-                    told = _tell_refused(lobby, told, said, settings.creator, progress)
-                    for out in lobby.tick(loop.time()):
-                        transport.send(out.to, out.data)
-                    if lobby.ambiguous:
-                        raise AmbiguousTable(offer.name, lobby.ambiguous)
+                    board.on_lobby = on_lobby
+                    if zc is not None and table is not None and isinstance(transport, Mesh):
+                        advertiser = Advertiser(zc, _advert(lobby, table, identity), transport.port,
+                                                [settings.interface], identity)
+                        tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
+                    progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
+                             f"{identity.public.fingerprint}"
+                             + (f" on {address}" if address else f" via {settings.broker}"))
+                    told, said = 0, set[str]()
+                    advertised = lobby.taken
+                    updating: asyncio.Task[None] | None = None
+                    while not lobby.formed:
+                        where[0] = _lobby_state(lobby)
+                        told = _tell_refused(lobby, told, said, settings.creator, progress)
+                        for out in lobby.tick(loop.time()):
+                            transport.send(out.to, out.data)
+                        if lobby.ambiguous:
+                            raise AmbiguousTable(offer.name, lobby.ambiguous)
+                        if advertiser is not None and table is not None \
+                                and lobby.taken != advertised \
+                                and (updating is None or updating.done()):
+                            # The listing counts the seats as the creator does.
+                            advertised = lobby.taken
+                            updating = tg.create_task(
+                                _update(advertiser, _advert(lobby, table, identity)),
+                                name="peer:advertise")
+                            tasks.append(updating)
+                        await asyncio.sleep(0.02)
+                    _tell_refused(lobby, told, said, settings.creator, progress)
+                    config = lobby.config()
+                    state["members"] = {k.fingerprint for k in config.identities}
+                    lobby_s = loop.time() - started
+                    if isinstance(transport, Mesh):
+                        transport.set_members(config.identities)
+                        for peer in lobby.peers():
+                            transport.add_peer(peer)
+                    if zc is not None and isinstance(transport, Mesh):
+                        formed = _advert(lobby, config.table_id, identity)
+                        if advertiser is None:
+                            advertiser = Advertiser(zc, formed, transport.port,
+                                                    [settings.interface], identity)
+                            tasks.append(tg.create_task(_advertise(advertiser),
+                                                        name="peer:advertise"))
+                        else:
+                            if updating is not None:
+                                updating.cancel()  # the formed table's advert comes last
+                            tasks.append(tg.create_task(_update(advertiser, formed),
+                                                        name="peer:advertise"))
+                    factory = settings.node_factory or TableNode
+                    node = factory(name, identity, delivery, config, decider,
+                                   secrets.token_bytes(32), settings.timing)
+                    inner = node
+                    if settings.log is not None:
+                        logged = LoggedNode(node, settings.log)
+                    elif settings.log_to is not None:
+                        logged = settings.log_to(node)
+                    if logged is not None:
+                        inner = logged
+                    progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
+                             f"{len(config.members)} members")
+                if isinstance(transport, MqttTransport):
+                    transport.set_members(peer_name(k) for k in config.identities)
+                watch = _Watch(inner, node, settings.hands)
+                # Over MQTT a topic names its author only on the broker's word: syncs go signed.
+                guard = Guard(identity, config.table_id, config.identities,
+                              signed=isinstance(transport, MqttTransport))
+                driver = Driver(watch, _Attached(transport, board), guard=guard)
+                if settings.on_node is not None:
+                    settings.on_node(node, driver)
+                driving = tg.create_task(driver.run(), name="peer:driver")
+                reported = 0
+                want = settings.hands
+                while not (node.done or (want and len(node.outcomes) >= want)):
+                    where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
+                        f"{len(node.outcomes) + 1}"
+                    reported = _report(node, reported, progress)
+                    if driving.done():
+                        driving.result()
+                        raise PeerError("the driver stopped")
                     await asyncio.sleep(0.02)
-                _tell_refused(lobby, told, said, settings.creator, progress)
-                config = lobby.config()
-                state["members"] = {k.fingerprint for k in config.identities}
-                lobby_s = loop.time() - started
-                if isinstance(transport, Mesh):
-                    transport.set_members(config.identities)
-                    for peer in lobby.peers():
-                        transport.add_peer(peer)
-                if zc is not None and isinstance(transport, Mesh):
-                    formed = _advert(lobby, config.table_id, identity)
-                    if advertiser is None:
-                        advertiser = Advertiser(zc, formed, transport.port, [settings.interface],
-                                                identity)
-                        tasks.append(tg.create_task(_advertise(advertiser),
-                                                    name="peer:advertise"))
-                    else:
-                        tasks.append(tg.create_task(_update(advertiser, formed),
-                                                    name="peer:advertise"))
-                factory = settings.node_factory or TableNode
-                node = factory(name, identity, delivery, config, decider,
-                               secrets.token_bytes(32), settings.timing)
-                inner = node
-                if settings.log is not None:
-                    logged = LoggedNode(node, settings.log)
-                    inner = logged
-                progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
-                         f"{len(config.members)} members")
-            if isinstance(transport, MqttTransport):
-                transport.set_members(peer_name(k) for k in config.identities)
-            watch = _Watch(inner, node, settings.hands)
-            # Over MQTT a topic names its author only on the broker's word: syncs go signed.
-            guard = Guard(identity, config.table_id, config.identities,
-                          signed=isinstance(transport, MqttTransport))
-            driver = Driver(watch, _Attached(transport, board), guard=guard)
-            if settings.on_node is not None:
-                settings.on_node(node, driver)
-            driving = tg.create_task(driver.run(), name="peer:driver")
-            reported = 0
-            want = settings.hands
-            while not (node.done or (want and len(node.outcomes) >= want)):
-                where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
-                    f"{len(node.outcomes) + 1}"
-                reported = _report(node, reported, progress)
-                if driving.done():
-                    driving.result()
-                    raise PeerError("the driver stopped")
-                await asyncio.sleep(0.02)
-            _report(node, reported, progress)
-            finished = loop.time()
-            target = watch.target()
-            linger_until = finished + settings.linger
-            where[0] = "waiting for the others to hold our last hand"
-            while not watch.caught_up(target) and loop.time() < linger_until:
-                await asyncio.sleep(0.05)
-            # Say what we hold once more, so peers waiting on us can leave too.
-            driver.send(None, watch.sync())
-            await asyncio.sleep(0.2)
-            driver.stop()
-            await driving
-            progress(f"traffic: {_traffic(guard, driver, transport, board)}")
-            if logged is not None:
-                logged.close()
-            hands = node.outcomes[:want] if want else list(node.outcomes)
-            view = node.view
-            winner = None
-            # A winner only if the game ended within the hands we report (we may have
-            # played on while lingering).
-            if view is not None and view.game.winner is not None and node.done \
-                    and not (want and len(node.outcomes) > want):
-                winner = node.names[view.game.winner]
-            seat = node.my_seat
-            return PeerResult(
-                seat=seat_name(seat) if seat is not None else "",
-                hands=hands, winner=winner, table=config.table_id,
-                envelopes=driver.received, wall_s=finished - started - lobby_s,
-                lobby_s=lobby_s,
-                extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished},
-                spectated_from=_spectated_from(node, hands), mode=config.mode)
-        finally:
-            board.on_lobby = None
-            for task in tasks:
-                task.cancel()
-            if advertiser is not None:
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(2):
-                        await advertiser.stop()
-            if zc is not None:
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(2):
-                        await zc.async_close()
-            carrier.cancel()
+                _report(node, reported, progress)
+                finished = loop.time()
+                target = watch.target()
+                linger_until = finished + settings.linger
+                where[0] = "waiting for the others to hold our last hand"
+                while not watch.caught_up(target) and loop.time() < linger_until:
+                    await asyncio.sleep(0.05)
+                # Say what we hold once more, so peers waiting on us can leave too.
+                driver.send(None, watch.sync())
+                await asyncio.sleep(0.2)
+                driver.stop()
+                await driving
+                progress(f"traffic: {_traffic(guard, driver, transport, board)}")
+                if logged is not None:
+                    logged.close()
+                hands = node.outcomes[:want] if want else list(node.outcomes)
+                view = node.view
+                winner = None
+                # A winner only if the game ended within the hands we report (we may have
+                # played on while lingering).
+                if view is not None and view.game.winner is not None and node.done \
+                        and not (want and len(node.outcomes) > want):
+                    winner = node.names[view.game.winner]
+                seat = node.my_seat
+                return PeerResult(
+                    seat=seat_name(seat) if seat is not None else "",
+                    hands=hands, winner=winner, table=config.table_id,
+                    envelopes=driver.received, wall_s=finished - started - lobby_s,
+                    lobby_s=lobby_s,
+                    extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished},
+                    spectated_from=_spectated_from(node, hands), mode=config.mode)
+            finally:
+                board.on_lobby = None
+                for task in tasks:
+                    task.cancel()
+                if advertiser is not None:
+                    with contextlib.suppress(Exception):
+                        async with asyncio.timeout(2):
+                            await advertiser.stop()
+                if zc is not None:
+                    with contextlib.suppress(Exception):
+                        async with asyncio.timeout(2):
+                            await zc.async_close()
+                carrier.cancel()
+    finally:
+        # Closed once every task is over, whatever ended the game (a player who quits
+        # cancels us): what the node accepted is on disk for `p2pkille verify`.
+        if logged is not None:
+            logged.close()
 
 
 async def _advertise(advertiser: Advertiser) -> None:
@@ -574,7 +613,7 @@ def _lobby_state(lobby: Lobby) -> str:
     if lobby.roster is None:
         if lobby.creating:
             pending = f"; {len(lobby.pending)} waiting to be accepted" if lobby.pending else ""
-            return (f"in the lobby: {len(lobby.joined)} of {lobby.offer.seats} seats "
+            return (f"in the lobby: {lobby.taken} of {lobby.offer.seats} seats "
                     f"taken{pending}")
         if lobby.creator is not None:
             refused = sum(r.startswith("a roster signed by") for r in lobby.refused)

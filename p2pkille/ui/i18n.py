@@ -167,6 +167,12 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                  "have vanished. Nobody can leave a game without a time-out yet: the table "
                  "waits until the time is up ({left} s left), then the rest of you vote "
                  "{who:obj} out and play on."),
+    "gone": ("{who} har lämnat bordet (anslutningen stängdes). Ingen kan lämna ett spel med "
+             "ett signerat ord än: bordet spelar vidare tills det behöver {who:obj}, väntar "
+             "då ut tidsgränsen (upp till {limit} s) och röstar sedan ut {who:obj}.",
+             "{who} {who:has|have} left the table (the connection closed). Nobody can leave "
+             "a game with a signed word yet: the table plays on until it needs {who:obj}, "
+             "then waits out the time-out (up to {limit} s) and votes {who:obj} out."),
     "no_majority": ("{who} svarar inte, och ni andra är inte fler än hälften av de {n} "
                     "med nyckel i given:",
                     "{who} {who:is|are} silent, and the rest of you are no majority of the "
@@ -186,6 +192,9 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
         "Press q again to leave the table (or Ctrl-C); any other key stays. You still play, "
         "and nobody can leave a game without a time-out yet: the others will wait for your "
         "next step (up to {limit} s), then vote you out and play on."),
+    "audit_players": ("Spelarna och deras nycklar:", "The players and their keys:"),
+    "audit_player": ("{player}: nyckel {fp}{bot}", "{player}: key {fp}{bot}"),
+    "audit_bot": (" (en bot)", " (a bot)"),
     "audit_title": ("Granskning av giv {n}", "Audit of hand {n}"),
     "audit_none": ("Ingen giv är klar än.", "No hand is finished yet."),
     "audit_steps": ("Blandningssteg kontrollerade: {n} (ett per spelare, med bevis)",
@@ -242,6 +251,8 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "lan_gone": ("(borta)", "(gone)"),
     "lan_peers": ("{n} spelare hörda", "{n} peer(s) heard"),
     "lan_full": ("fullt", "full"),
+    "lan_above": ("  ↑ {n} bord till ovanför", "  ↑ {n} more table(s) above"),
+    "lan_below": ("  ↓ {n} bord till nedanför", "  ↓ {n} more table(s) below"),
     "lan_none": ("Inga bord hörda än. Skapa ett med c.", "No tables heard yet. Create one with c."),
     "lan_keys": ("↑/↓ välj   Enter gå med   c skapa ett bord   q avsluta",
                  "↑/↓ choose   Enter join   c create a table   q quit"),
@@ -256,6 +267,28 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
     "form_chips": ("Marker var", "Chips each"),
     "form_seats": ("Platser", "Seats"),
     "form_bots": ("Botar", "Bots"),
+    "form_mode": ("Läge", "Mode"),
+    "form_mode_audit": ("granskat: korten visas efter varje giv",
+                        "audit: the cards are shown after each hand"),
+    "form_mode_strict": ("strikt: bevis, ingen nyckel visas", "strict: proofs, no key shown"),
+    "form_number": ("{field}: skriv ett heltal", "{field}: type a whole number"),
+    "form_no_name": ("bordet behöver ett namn", "the table needs a name"),
+    "form_bad_name": ("bordets namn får vara högst 64 byte skrivbar text",
+                      "the table's name may be at most 64 bytes of printable text"),
+    "form_bad_ruleset": ("okända regler {ruleset}: välj bland {known}",
+                         "unknown rules {ruleset}: choose one of {known}"),
+    "form_bad_mode": ("okänt läge {mode}: granskat eller strikt",
+                      "unknown mode {mode}: audit or strict"),
+    "form_stake_low": ("insatsen måste vara minst 1", "the stake must be at least 1"),
+    "form_chips_low": ("markerna ({chips}) måste täcka insatsen ({stake})",
+                       "the chips ({chips}) must cover the stake ({stake})"),
+    "form_seats_range": ("{seats} platser: {ruleset} spelas av {low} till {high}",
+                         "{seats} seats: {ruleset} is played by {low} to {high}"),
+    "form_bots_many": ("{bots} botar vid {seats} platser: högst {most} (en plats är din)",
+                       "{bots} bots at {seats} seats: at most {most} (one seat is yours)"),
+    "lan_unknown_ruleset": ("bordet spelar {ruleset}, som det här programmet inte kan",
+                            "the table plays {ruleset}, which this program does not know"),
+    "lan_cannot_join": ("Kan inte gå med: {reason}", "Cannot join: {reason}"),
     "form_open": ("{n} platser öppna för spelare på nätverket",
                   "{n} seat(s) open to players on the LAN"),
     "form_keys": ("↑/↓ fält   ←/→ ändra   skriv för att ändra   Enter skapa   Esc tillbaka",
@@ -275,6 +308,10 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                      "Asking {creator} for a seat at {table} ..."),
     "wait_asks": ("Vill sitta med: {who}  (a: släpp in, r: neka)",
                   "Wants a seat: {who}  (a: let in, r: refuse)"),
+    "wait_who": ("{player}, nyckel {fp}", "{player}, key {fp}"),
+    "wait_nameless": ("utan namn", "no name"),
+    "wait_seated": ("Vid bordet: {who}", "At the table: {who}"),
+    "wait_bot": ("{player} (bot)", "{player} (bot)"),
     "wait_more": ("... och {n} till väntar.", "... and {n} more waiting."),
     "wait_accept": ("Alla {wanted} platser tagna: {n} av {wanted} har godkänt listan ...",
                     "All {wanted} seats taken: {n} of {wanted} accepted the roster ..."),
@@ -282,6 +319,14 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                    "begins ..."),
     "wait_failed": ("Bordet misslyckades: {reason}", "The table failed: {reason}"),
     "wait_keys": ("Esc: lämna och gå tillbaka   q: avsluta", "Esc: leave and go back   q: quit"),
+    "lan_you_are": ("Du är {player}, nyckel {fp}.", "You are {player}, key {fp}."),
+    "id_created": ("Ny identitet skapad i {path}: nyckel {fp}, namn {player} (byt med --name).",
+                   "Created your identity in {path}: key {fp}, name {player} (change it with "
+                   "--name)."),
+    "id_renamed": ("Ditt namn är nu {player} (var {old}).", "Your name is now {player} (it was "
+                   "{old})."),
+    "id_known_problem": ("Namnen du har mött kan inte läsas eller sparas: {reason}",
+                         "The names you met cannot be read or kept: {reason}"),
 }
 
 

@@ -1,10 +1,14 @@
 """The lobby screen of ``p2pkille play``: the tables on the LAN, the form to create one,
 the wait until it is formed, then the table screen.
 
-The list has one row per table name and creator, with the creator's key fingerprint;
-joining a row binds to that creator. While a created table waits, every player asking for
-a seat is shown by its key fingerprint, oldest first: ``a`` lets the first one in, ``r``
-turns it away (the player's bots sit down without asking).
+The list has one row per table name and creator, with the creator's key fingerprint (and
+the name that key played under, if the player met it before); joining a row binds to that
+creator. While a created table waits, every player asking for a seat is shown by its
+signed name and key fingerprint, oldest first, with a warning if the name or the key
+clashes with the players met before: ``a`` lets the first one in, ``r`` turns it away (the
+player's bots sit down without asking). The create form's numbers stay within what the
+ruleset allows, and every problem is said in the screen's language. Ctrl-C does what ``q``
+does: it leaves the lobby, and at a table it asks first.
 
 :class:`LobbyScreen` is a model like :class:`~p2pkille.ui.model.TableScreen` (``render``
 gives lines of fragments, ``press`` takes one key) over a :class:`~p2pkille.ui.lan.
@@ -21,16 +25,34 @@ from dataclasses import dataclass
 from typing import Final
 
 from p2pkille.engine.options import PRESETS
+from p2pkille.runtime.config import MODES
 from p2pkille.ui.i18n import LANGS, text
-from p2pkille.ui.lan import LanLobby, LanSession, LanTable, Listed, NewTable, Phase
+from p2pkille.ui.identity import Seated
+from p2pkille.ui.lan import (
+    FormError,
+    Label,
+    LanLobby,
+    LanSession,
+    LanTable,
+    Listed,
+    NewTable,
+    Phase,
+    most_bots,
+    seat_range,
+)
 from p2pkille.ui.model import MIN_HEIGHT, MIN_WIDTH, Line, TableScreen, wrap
+from p2pkille.ui.narration import clash_line
+from p2pkille.ui.words import Cast
 
 __all__ = ["FIELDS", "Form", "LobbyScreen", "View"]
 
 RULESETS: Final = tuple(PRESETS)
 #: The form's fields in order: (name, text key).
 FIELDS: Final = (("name", "form_name"), ("ruleset", "form_ruleset"), ("stake", "form_stake"),
-                 ("chips", "form_chips"), ("seats", "form_seats"), ("bots", "form_bots"))
+                 ("chips", "form_chips"), ("seats", "form_seats"), ("bots", "form_bots"),
+                 ("mode", "form_mode"))
+#: The fields that take a number.
+NUMBERS: Final = ("stake", "chips", "seats", "bots")
 MAX_NUMBER: Final = 10**6
 
 
@@ -51,25 +73,57 @@ class Form:
     chips: str = "10"
     seats: str = "4"
     bots: str = "3"
+    mode: str = "audit"
     field: int = 0
 
     def value(self) -> NewTable:
-        """The table asked for (``ValueError`` naming the bad field)."""
+        """The table asked for (:class:`FormError` naming the bad field)."""
         numbers = {}
-        for name in ("stake", "chips", "seats", "bots"):
+        for name in NUMBERS:
             raw = getattr(self, name)
             if not raw.isdigit():
-                raise ValueError(f"{name}: type a whole number")
+                raise FormError("form_number", field=Label(next(
+                    key for field, key in FIELDS if field == name)))
             numbers[name] = int(raw)
         return NewTable(self.name.strip(), self.ruleset, numbers["stake"], numbers["chips"],
-                        numbers["seats"], numbers["bots"])
+                        numbers["seats"], numbers["bots"], self.mode)
+
+    def step(self, field: str, by: int) -> None:
+        """An arrow on ``field``: the next ruleset or mode, or the number one up or down,
+        never out of what the table allows (seats within the ruleset's player counts, bots
+        at most one fewer than the seats; fewer seats take bots away)."""
+        if field == "ruleset":
+            self.ruleset = RULESETS[(RULESETS.index(self.ruleset) + by) % len(RULESETS)]
+            self._fit()
+        elif field == "mode":
+            self.mode = MODES[(MODES.index(self.mode) + by) % len(MODES)]
+        elif field in NUMBERS:
+            raw = getattr(self, field)
+            number = int(raw) if raw.isdigit() else 0
+            low, high = {"seats": seat_range(self.ruleset), "bots": (0, self._most_bots()),
+                         "stake": (1, MAX_NUMBER), "chips": (1, MAX_NUMBER)}[field]
+            setattr(self, field, str(min(max(number + by, low), high)))
+            if field == "seats":
+                self._fit()
+
+    def _most_bots(self) -> int:
+        return most_bots(int(self.seats)) if self.seats.isdigit() else 0
+
+    def _fit(self) -> None:
+        """Seats into the ruleset's range, bots into the seats'."""
+        if self.seats.isdigit():
+            low, high = seat_range(self.ruleset)
+            self.seats = str(min(max(int(self.seats), low), high))
+        if self.bots.isdigit():
+            self.bots = str(min(int(self.bots), self._most_bots()))
 
 
 class LobbyScreen:
     """What ``p2pkille play`` shows before a table: see the module doc."""
 
     def __init__(self, lan: LanLobby, lang: str,
-                 make_table: Callable[[LanTable], TableScreen]) -> None:
+                 make_table: Callable[[LanTable], TableScreen], *,
+                 notice: str = "") -> None:
         if lang not in LANGS:
             raise ValueError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}")
         self.lan = lan
@@ -78,9 +132,11 @@ class LobbyScreen:
         self.view = View.LIST
         self.selected = 0
         self.form = Form(text("form_default", lang, who=lan.player)[:64])
-        self.notice = ""
+        self.notice = notice
+        """A line under the screen until the next key (e.g. the identity just made)."""
         self.table_screen: TableScreen | None = None
         self._quit = False
+        self._interrupted = False
 
     # ------------------------------------------------------------------ the app's view
 
@@ -91,6 +147,21 @@ class LobbyScreen:
     @quit.setter
     def quit(self, value: bool) -> None:
         self._quit = value
+
+    @property
+    def interrupted(self) -> bool:
+        """The player left with Ctrl-C (the command exits with status 130)."""
+        return self._interrupted or (self.table_screen is not None
+                                     and self.table_screen.interrupted)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: at a table, as ``q`` there (it asks first while the game is on); in the
+        lobby, leave as ``q`` does."""
+        if self.view is View.TABLE and self.table_screen is not None:
+            self.table_screen.interrupt()
+            return
+        self._quit = True
+        self._interrupted = True
 
     @property
     def session(self) -> LanSession | None:
@@ -136,8 +207,8 @@ class LobbyScreen:
                 return
             try:
                 self._watch(self.lan.join(listed))
-            except ValueError as exc:
-                self.notice = self.t("form_bad", reason=str(exc))
+            except FormError as exc:
+                self.notice = self.t("lan_cannot_join", reason=exc.say(self.lang))
         elif key == "l":
             self.lang = LANGS[(LANGS.index(self.lang) + 1) % len(LANGS)]
         else:
@@ -153,27 +224,22 @@ class LobbyScreen:
             step = -1 if key == "up" else 1
             form.field = (form.field + step) % len(FIELDS)
         elif key in ("left", "right"):
-            step = -1 if key == "left" else 1
-            if field == "ruleset":
-                form.ruleset = RULESETS[(RULESETS.index(form.ruleset) + step) % len(RULESETS)]
-            elif field != "name":
-                raw = getattr(form, field)
-                number = int(raw) if raw.isdigit() else 0
-                setattr(form, field, str(min(max(number + step, 0), MAX_NUMBER)))
+            if field != "name":
+                form.step(field, -1 if key == "left" else 1)
         elif key == "backspace":
-            if field in ("name", "stake", "chips", "seats", "bots"):
+            if field == "name" or field in NUMBERS:
                 setattr(form, field, getattr(form, field)[:-1])
         elif key == "enter":
             try:
                 new = form.value()
                 self._watch(self.lan.create(new))
-            except ValueError as exc:
-                self.notice = self.t("form_bad", reason=str(exc))
+            except FormError as exc:
+                self.notice = self.t("form_bad", reason=exc.say(self.lang))
         elif len(key) == 1 and key.isprintable():
             if field == "name":
                 if len((form.name + key).encode()) <= 64:
                     form.name += key
-            elif field == "ruleset":
+            elif field in ("ruleset", "mode"):
                 self.notice = self.t("lan_key", key=key)
             elif key.isdigit() and len(getattr(form, field)) < 7:
                 setattr(form, field, getattr(form, field) + key)
@@ -187,9 +253,9 @@ class LobbyScreen:
         waiting = session.waiting() if session is not None else []
         if key in ("a", "r") and session is not None and waiting:
             if key == "a":
-                session.accept(waiting[0])
+                session.accept(waiting[0].fingerprint)
             else:
-                session.refuse(waiting[0])
+                session.refuse(waiting[0].fingerprint)
             self.notice = ""
         elif key == "escape":
             self.lan.leave()
@@ -231,7 +297,8 @@ class LobbyScreen:
         elif self.view is View.WAIT:
             body = self._wait_lines()
         else:
-            body = self._list_lines(width)
+            notice = len(wrap(self.notice, width - 1)) + 1 if self.notice else 0
+            body = self._list_lines(width, height - 2 - notice)
         lines: list[Line] = [[("class:title", self.t("title"))], [], *body]
         if self.notice:
             lines += [[], [("class:notice", self.notice)]]
@@ -250,22 +317,37 @@ class LobbyScreen:
         return "\n".join("".join(t for _, t in line).rstrip()
                          for line in self.render(width, height))
 
-    def _list_lines(self, width: int) -> list[Line]:
+    def _list_lines(self, width: int, room: int) -> list[Line]:
+        """The tables heard, in ``room`` lines: a list longer than that scrolls with the
+        marker (and says how many rows are above and below)."""
         lan = self.lan
         where = ", ".join(lan.interfaces) if lan.interfaces is not None else self.t("lan_all")
         out: list[Line] = [[("class:moves", self.t("lan_title", where=where))]]
+        if lan.identity is not None:
+            out.append([("", self.t("lan_you_are", player=lan.player,
+                                    fp=lan.identity.public.fingerprint))])
         if lan.failure is not None:
             out.append([("class:warn", self.t("lan_broken", reason=lan.failure))])
         tables = lan.tables
+        footer: list[Line] = [[], [("class:footer", self.t("lan_keys"))]]
         if not tables:
             out.append([("", self.t("lan_none"))])
-        else:
-            out.append([("class:rule", self.t("lan_head"))])
-            self.selected = min(self.selected, len(tables) - 1)
-            for i, listed in enumerate(tables):
-                out.append(self._listed_line(listed, i == self.selected))
-        out += [[], [("class:footer", self.t("lan_keys"))]]
-        return out
+            return out + footer
+        out.append([("class:rule", self.t("lan_head"))])
+        self.selected = min(self.selected, len(tables) - 1)
+        rows = max(room - len(out) - len(footer), 3)
+        top, end = 0, len(tables)
+        if len(tables) > rows:
+            shown = rows - 2  # room for "more above" and "more below"
+            top = min(max(self.selected - shown // 2, 0), len(tables) - shown)
+            end = top + shown
+        if top:
+            out.append([("class:rule", self.t("lan_above", n=top))])
+        out += [self._listed_line(listed, i == self.selected)
+                for i, listed in enumerate(tables[top:end], top)]
+        if end < len(tables):
+            out.append([("class:rule", self.t("lan_below", n=len(tables) - end))])
+        return out + footer
 
     def _listed_line(self, listed: Listed, chosen: bool) -> Line:
         seats = f"{listed.taken}/{listed.wanted}"
@@ -273,6 +355,10 @@ class LobbyScreen:
             seats += " " + self.t("lan_full")
         creator = listed.creator if listed.creator_heard else (
             f"{listed.creator} {self.t('lan_gone')}")
+        known = self.lan.known.name_of_fingerprint(listed.creator) \
+            if self.lan.known is not None else None
+        if known is not None:
+            creator += f" {known}"
         cells = (f"{'▶' if chosen else ' '} {listed.name:<24.24} {listed.ruleset:<14.14} "
                  f"{listed.stake:<7} {seats:<10} {creator}  "
                  f"{self.t('lan_peers', n=listed.peers)}")
@@ -285,7 +371,10 @@ class LobbyScreen:
         for i, (field, label) in enumerate(FIELDS):
             value = getattr(form, field)
             chosen = i == form.field
-            shown = f"◀ {value} ▶" if field == "ruleset" else value + ("_" if chosen else "")
+            if field == "mode":
+                value = self.t(f"form_mode_{value}")
+            shown = f"◀ {value} ▶" if field in ("ruleset", "mode") \
+                else value + ("_" if chosen else "")
             out.append([("class:turnseat" if chosen else "",
                          f"{'▶' if chosen else ' '} {self.t(label) + ':':<16} {shown}")])
         try:
@@ -293,7 +382,7 @@ class LobbyScreen:
             open_seats = new.seats - 1 - new.bots
             if open_seats > 0:
                 out.append([("class:rule", "  " + self.t("form_open", n=open_seats))])
-        except ValueError:
+        except FormError:
             pass
         out += [[], [("class:footer", self.t("form_keys"))]]
         return out
@@ -325,16 +414,38 @@ class LobbyScreen:
                                                       wanted=wanted))])
                 waiting = session.waiting()
                 if waiting:
-                    out.append([("class:notice", self.t("wait_asks", who=waiting[0]))])
+                    out.append([("class:notice", self.t("wait_asks", who=self._who(waiting[0])))])
+                    out += self._clash(waiting[0])
                     if len(waiting) > 1:
                         out.append([("", self.t("wait_more", n=len(waiting) - 1))])
             elif session.settings.creator is not None:
-                out.append([("", self.t("wait_join_by", table=offer.name,
-                                        creator=session.settings.creator))])
+                creator = session.creator()
+                out.append([("", self.t("wait_join_by", table=offer.name, creator=(
+                    self._who(creator) if creator is not None
+                    else session.settings.creator)))])
+                if creator is not None and lobby is not None and lobby.roster is None:
+                    out += self._clash(creator)
             else:
                 out.append([("", self.t("wait_join", table=offer.name))])
+            members = session.members()
+            if members:
+                out.append([("", self.t("wait_seated", who="; ".join(
+                    self._who(m) for m in members)))])
+                for member in members:
+                    out += self._clash(member)
         out += [[], [("class:footer", self.t("wait_keys"))]]
         return out
+
+    def _who(self, seated: Seated) -> str:
+        """A member by its signed name and key fingerprint (bots marked)."""
+        name = self.t("wait_bot", player=seated.name) if seated.bot and seated.name \
+            else seated.name or self.t("wait_nameless")
+        return self.t("wait_who", player=name, fp=seated.fingerprint)
+
+    def _clash(self, seated: Seated) -> list[Line]:
+        if seated.met is None:
+            return []
+        return [[("class:warn", "  " + clash_line(seated.met).text(self.lang, Cast(())))]]
 
 
 def _quoted(name: str) -> str:

@@ -30,8 +30,9 @@ from p2pkille.runtime.node import HandOutcome, Stage
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import Ask, HumanDecider, Request
 from p2pkille.ui.i18n import LANGS, text
+from p2pkille.ui.identity import Seated
 from p2pkille.ui.layout import MIN_HEIGHT, MIN_WIDTH, Line, para, wrap
-from p2pkille.ui.narration import Chronicle, Standing, said
+from p2pkille.ui.narration import Chronicle, Standing, clash_line, said
 from p2pkille.ui.pages import audit_page, help_page
 from p2pkille.ui.tableview import LOG_ROOM, card_line, header, seats
 from p2pkille.ui.words import Card, Cast, Group, Person, Phrase
@@ -58,6 +59,15 @@ class PlayerTable(Protocol):
     def seat_names(self) -> list[str]:
         """Display names in seat order (empty before the genesis seated everyone): the
         one place every screen and every narration line takes names from."""
+        ...
+
+    def seated(self) -> list[Seated]:
+        """The members in seat order, with their keys, signed names, bot flags and what
+        the player's known players say of them (empty before the genesis)."""
+        ...
+
+    def gone(self) -> list[int]:
+        """Seats whose connection closed while the table plays."""
         ...
 
     def decided(self) -> None:
@@ -145,6 +155,7 @@ class TableScreen:
         self._wkey: tuple[object, ...] = ()
         self._wlines: list[str] = []
         self._wcount = 0
+        self._introduced = False
         table.human.listener = self._on_events
         table.human.on_outcome = self._on_outcome
         table.decider.on_request = self._on_request
@@ -156,6 +167,7 @@ class TableScreen:
         node = self.table.human
         known = dict(node.view.known) if node.view is not None else {}
         me = node.my_seat
+        self._introduce()
         self._settle_receipt()  # a face that arrived since is told before these events
         self._tell_timed()
         if any(e.kind in ("deal", "winner") for e in events):
@@ -189,6 +201,20 @@ class TableScreen:
         except Exception:
             log.exception("narrating the void of hand %d", outcome.hand)
         self._follow()
+
+    def _introduce(self) -> None:
+        """Once the seats are known: warn of every name that clashes with the player's
+        known players (a known name under a new key, a known key under a new name, a bot
+        under a person's name), first in the log."""
+        if self._introduced:
+            return
+        seated = self.table.seated()
+        if not seated:
+            return
+        self._introduced = True
+        for member in seated:
+            if member.met is not None:
+                self.chronicle.add(clash_line(member.met))
 
     def _tell_timed(self) -> None:
         """Decisions the table gave their default (the seat did not decide in time)."""
@@ -654,6 +680,7 @@ class TableScreen:
                                            stake=config.stake, mode=mode), width)
 
     def _table(self, width: int, room: int) -> list[Line]:
+        self._introduce()
         self._settle_receipt()
         node = self.table.human
         out: list[Line] = []
@@ -684,6 +711,7 @@ class TableScreen:
                              width)
         else:
             out += self._status(game, waiting, step, secs, width)
+            out += self._gone(game, width)
             out += card_line(self, game)
             out += self._move_lines(width)
         if self.notice:
@@ -768,6 +796,17 @@ class TableScreen:
                 width)
             out += para("class:warn", self.t("no_majority_hint"), width)
         return out
+
+    def _gone(self, game: Game, width: int) -> list[Line]:
+        """Players whose connection closed while still in the game: said at once, with
+        what the table does about it (it waits for their time-out: there is no signed
+        leave yet)."""
+        gone = tuple(s for s in self.table.gone() if game.in_game[s])
+        if not gone:
+            return []
+        timing = self.table.human.timing
+        return para("class:warn", self.say("gone", who=Group(gone), limit=int(
+            max(timing.limit, timing.decide_limit))), width)
 
     def _move_lines(self, width: int) -> list[Line]:
         request = self.table.decider.request

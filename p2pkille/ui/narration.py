@@ -29,10 +29,11 @@ from p2pkille.engine.options import (
     SwappedKille,
 )
 from p2pkille.engine.options import Showdown as ShowdownRule
+from p2pkille.ui.identity import Clash, Met
 from p2pkille.ui.words import Call, Card, Cast, Group, Person, Phrase, say
 
-__all__ = ["FAULTS", "TEMPLATES", "Chronicle", "Said", "Standing", "fault_text",
-           "killing_cards", "said", "verdict_text"]
+__all__ = ["FAULTS", "TEMPLATES", "Chronicle", "Said", "Standing", "clash_line",
+           "fault_text", "killing_cards", "said", "verdict_text"]
 
 #: Every narration template: key -> (Swedish, English). Fields: ``a``, ``b`` persons,
 #: ``who`` a group, ``n``/``m``/``price``/``pot`` numbers, ``card``, ``call``, phrases.
@@ -172,6 +173,17 @@ TEMPLATES: Final[dict[str, tuple[str, str]]] = {
     "timed_decision": ("{a} bestämde {a:refl} inte i tid: bordet gav {a:obj} standardsvaret.",
                        "{a} did not decide in time: the table gave {a:obj} the default "
                        "answer."),
+    # --- names that clash with the player's known players (fields are plain text)
+    "id_new_key": ("Varning: {name} ({fp}) är en ny nyckel för ett namn du har mött med "
+                   "nyckeln {known}. Det kan vara någon annan.",
+                   "Warning: {name} ({fp}) is a new key for a name you met with the key "
+                   "{known}. It may be somebody else."),
+    "id_new_name": ("Varning: nyckeln {fp} hette {known} när ni möttes, nu {name}.",
+                    "Warning: the key {fp} was called {known} when you met; now {name}."),
+    "id_bot_name": ("Varning: en bot kallar sig {name} ({fp}), som en person du har mött "
+                    "med nyckeln {known}.",
+                    "Warning: a bot calls itself {name} ({fp}), like a person you met with "
+                    "the key {known}."),
     # --- a voided hand
     "void": ("Giv {hand} är ogiltig och räknas inte.",
              "Hand {hand} is voided and does not count."),
@@ -256,6 +268,16 @@ _PLAIN: Final = {kind: kind for kind in (
 #: The call an event says when the engine gave none.
 _CALLS: Final = {"keep": "Jag är nöjd!", "draw": "Jag går i lek!",
                  "redeal_asked": "Bättre kort!", "redeal_vote": "Det beror på."}
+
+
+_CLASHES: Final = {Clash.NEW_KEY: "id_new_key", Clash.NEW_NAME: "id_new_name",
+                   Clash.BOT_NAME: "id_bot_name"}
+
+
+def clash_line(met: Met) -> Said:
+    """The warning for a name that clashes with the known players."""
+    return said(_CLASHES[met.clash], indent=0, name=met.name, fp=met.fingerprint,
+                known=", ".join(met.known))
 
 
 def fault_text(kind: str, seat: int, lang: str, cast: Cast) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from p2pkille.engine.cards import RANKS
-from p2pkille.ui.layout import Line, para
-from p2pkille.ui.narration import fault_text, verdict_text
+from p2pkille.ui.layout import Line, para, wrap
+from p2pkille.ui.narration import clash_line, fault_text, verdict_text
 from p2pkille.ui.rules import rules_page
 from p2pkille.ui.words import card_name
 
@@ -43,10 +43,11 @@ def help_page(screen: TableScreen, width: int) -> list[Line]:
 
 
 def audit_page(screen: TableScreen, width: int) -> list[Line]:
-    """What this node checked of the last counted hand (and the faces the audit showed,
-    at an audit table), the earlier checkpoints, and why the last voided hands were."""
+    """Who plays under which key (and which names clash with the players met before),
+    what this node checked of the last counted hand (and the faces the audit showed, at
+    an audit table), the earlier checkpoints, and why the last voided hands were."""
     node = screen.table.human
-    out: list[Line] = []
+    out: list[Line] = players(screen, width)
     voided = [o for o in node.outcomes if o.voided]
     done = [o for o in node.outcomes if not o.voided and o.hand in node.audits]
     if not done:
@@ -88,3 +89,29 @@ def audit_page(screen: TableScreen, width: int) -> list[Line]:
                 detail += f" ({acc.get('reason')})"
             out += para("", "  " + detail, width, 4)
     return out
+
+
+def players(screen: TableScreen, width: int) -> list[Line]:
+    """Every seat's name and key fingerprint (bots marked), and the warnings of names that
+    clash with the known players: a name is only what its key says it is called."""
+    seated = screen.table.seated()
+    if not seated:
+        return []
+    names = screen.table.seat_names()
+    out: list[Line] = [[("class:moves", screen.t("audit_players"))]]
+    for seat, member in enumerate(seated):
+        bot = screen.t("audit_bot") if member.bot else ""
+        label = screen.seat_label(seat, names)
+        out += _indented("", "  " + screen.t("audit_player", player=label,
+                                              fp=member.fingerprint, bot=bot), width)
+        if member.met is not None:
+            out += _indented("class:warn", "    " + clash_line(member.met).text(
+                screen.lang, screen.cast()), width)
+    out.append([])
+    return out
+
+
+def _indented(style: str, text: str, width: int) -> list[Line]:
+    """A paragraph that keeps its leading spaces (continuation lines under its text)."""
+    hang = len(text) - len(text.lstrip(" ")) + 2
+    return [[(style, line)] for line in wrap(text, width - 1, hang, keep_indent=True)]

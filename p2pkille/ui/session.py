@@ -32,6 +32,7 @@ from p2pkille.runtime.log import LoggedNode
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.ui.hooknode import HumanTableNode
 from p2pkille.ui.human import HumanDecider
+from p2pkille.ui.identity import Seated, display_names
 from p2pkille.ui.localnet import LocalNet
 from p2pkille.ui.paced import PacedDecider
 from protocol.domain import hash32
@@ -91,12 +92,20 @@ class LocalTable:
         return [self.human, *self.bots]
 
     def seat_names(self) -> list[str]:
-        """Display names in seat order, once the genesis has seated everyone."""
+        """Display names in seat order, once the genesis has seated everyone (a bot that
+        shares the player's name is told apart by its key)."""
+        return display_names(self.seated())
+
+    def seated(self) -> list[Seated]:
+        """Who sits where (the player and bots), once the genesis has seated everyone."""
         node = self.human
-        if not node.member_of:
-            return []
         by_member = {n.me: self.names_by_peer[n.name] for n in self.nodes}
-        return [by_member[m] for m in node.member_of]
+        return [Seated(node.members[member], by_member[member], bot=seat != node.my_seat)
+                for seat, member in enumerate(node.member_of)]
+
+    def gone(self) -> list[int]:
+        """Seats whose connection closed: none, every peer is in this process."""
+        return []
 
     def decided(self) -> None:
         """The player answered: let the human's node act now."""

@@ -567,3 +567,219 @@ def test_a_strict_table_forms_strict_and_a_joiner_asking_for_audit_refuses_it() 
     assert "mode" in careful.refused[0]
     with pytest.raises(ValueError, match="mode"):
         Offer("lobby-test", 4, mode="loose")
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+def named_lobbies(names: list[str], bots: tuple[int, ...] = ()) -> list[Lobby]:
+    """A creator (0) and joiners, each with the display name ``names[i]``."""
+    offer = CREATOR_OFFER
+    joiner = Offer(offer.name, offer.seats)
+    return [Lobby(identity(i), delivery(i), offer if i == 0 else joiner,
+                  table=TABLE if i == 0 else None, player=name, bot=i in bots,
+                  creator=None if i == 0 else identity(0).public)
+            for i, name in enumerate(names)]
+
+
+def test_every_member_learns_every_name_and_bot_flag_from_the_signed_roster() -> None:
+    lobbies = named_lobbies(["Kalle", "Lisa", "Anna", "Åsa Ö"], bots=(2,))
+    Net(lobbies).run()
+    assert all(lobby.formed for lobby in lobbies)
+    for lobby in lobbies:
+        assert lobby.roster is not None
+        seen = {s.identity: (s.player, s.bot) for s in lobby.roster.members}
+        assert seen == {identity(0).public: ("Kalle", False),
+                        identity(1).public: ("Lisa", False),
+                        identity(2).public: ("Anna", True),
+                        identity(3).public: ("Åsa Ö", False)}
+        assert lobby.refused == []
+    # The names are outside the table's config: the genesis is what it was without them.
+    assert lobbies[0].config() == lobbies[3].config()
+    assert "Lisa" not in str(lobbies[0].config().to_json())
+    # A nameless peer (an older one, or a ``p2pkille peer`` without --name) still sits.
+    plain = make_lobbies()
+    Net(plain).run()
+    assert plain[0].roster is not None
+    assert {s.player for s in plain[0].roster.members} == {""}
+    body = decode_message(plain[0].roster.wire).body
+    assert all(set(m) == {"address", "delivery", "identity"}  # type: ignore[arg-type]
+               for m in body["members"])  # type: ignore[union-attr]
+
+
+def test_the_creator_s_offer_names_it() -> None:
+    creator = named_lobbies(["Kalle"])[0]
+    offer = creator.tick(1.0)[0].data
+    joiner = Lobby(identity(1), delivery(1), Offer("lobby-test", 4))
+    assert joiner.receive(str(identity(0).public), offer, 1.0) == []
+    terms = joiner.offers[identity(0).public.fingerprint]
+    assert (terms.player, terms.bot) == ("Kalle", False)
+    assert f"{identity(0).public.fingerprint} Kalle (wikipedia" in str(terms)
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("", "cannot be empty"),
+    ("A" * 17, "longer than 16 characters"),
+    ("é" * 16 + "x", "longer than 16 characters"),
+    ("Bad\x1b[2J", "control or format character U+001B"),
+    ("Evil\u202egnp", "control or format character U+202E"),
+    ("Zero\u200bwidth", "control or format character U+200B"),
+    ("Line\nbreak", "control or format character U+000A"),
+    (" Kalle", "spaces at either end"),
+    ("You", "is a pronoun"),
+    ("du", "is a pronoun"),
+    (7, "must be text"),
+])
+def test_a_join_with_a_bad_name_is_refused_with_the_reason(name: object, why: str) -> None:
+    creator = Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE, ask=True)
+    join = encode_message(identity(1), {
+        "address": "", "channel": canonical.b64encode(channel_id("lobby-test")),
+        "creator": identity(0).public.fingerprint, "delivery": canonical.b64encode(delivery(1)),
+        "player": name, "type": "join"})
+    assert creator.receive(str(identity(1).public), join, 0.0) == []
+    assert creator.pending == {}
+    assert len(creator.joined) == 1
+    assert why in creator.refused[-1]
+    assert f"a join by {identity(1).public.fingerprint}" in creator.refused[-1]
+    # The reason shows the name escaped: nothing in it reaches a terminal raw.
+    assert "\x1b" not in creator.refused[-1]
+    assert "\u202e" not in creator.refused[-1]
+    # Our own name is checked before anything is sent.
+    if isinstance(name, str) and name:
+        with pytest.raises(ValueError, match="player name"):
+            Lobby(identity(1), delivery(1), Offer("lobby-test", 4), player=name)
+
+
+def test_names_that_are_fine() -> None:
+    from p2pkille.net.lobby import player_name_problem
+    for name in ("Kalle", "Åsa Öberg", "李小龍", "J. Doe (2)", "x" * 16, "Anna"):
+        assert player_name_problem(name) == "", name
+
+
+def test_a_bot_flag_must_be_true_when_present_and_a_roster_member_s_name_is_checked() -> None:
+    creator = Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE)
+    join = encode_message(identity(1), {
+        "address": "", "bot": False, "channel": canonical.b64encode(channel_id("lobby-test")),
+        "creator": identity(0).public.fingerprint, "delivery": canonical.b64encode(delivery(1)),
+        "type": "join"})
+    assert creator.receive(str(identity(1).public), join, 0.0) == []
+    assert "bot is False, not true" in creator.refused[-1]
+    seated = sorted([0, 1], key=lambda i: identity(i).public.raw)
+    roster = encode_message(identity(0), {
+        "channel": canonical.b64encode(channel_id("lobby-test")), "chips": 10,
+        "members": [{"address": "", "delivery": canonical.b64encode(delivery(i)),
+                     "identity": canonical.b64encode(identity(i).public.raw),
+                     "player": "ok" if i == 0 else "\x07bell"} for i in seated],
+        "name": "lobby-test", "ruleset": "enkortskille", "seats": 2, "stake": 1,
+        "table": canonical.b64encode(TABLE), "type": "roster"})
+    joiner = Lobby(identity(1), delivery(1), Offer("lobby-test", 2),
+                   creator=identity(0).public, player="\u00e5sa")
+    assert joiner.receive("anyone", roster, 0.0) == []
+    assert joiner.roster is None
+    assert "roster member: the player's name" in joiner.refused[-1]
+    assert "U+0007" in joiner.refused[-1]
+
+
+def test_a_roster_that_renames_a_member_is_refused_by_that_member() -> None:
+    """The creator copies each joiner's name into the roster; a creator that changes one
+    (or calls a person a bot) is refused by that member, so the table never forms under a
+    name its owner did not sign."""
+    creator = Lobby(identity(0), delivery(0), Offer("lobby-test", 2, "enkortskille", 1, 10),
+                    table=TABLE, player="Kalle")
+    lisa = Lobby(identity(1), delivery(1), Offer("lobby-test", 2),
+                 creator=identity(0).public, player="Lisa")
+    sent = creator.receive(lisa.name, lisa.tick(1.0)[0].data, 1.0)
+    honest = next(s.data for s in sent if b'"roster"' in s.data)
+    assert b'"player":"Lisa"' in honest
+    body = decode_message(honest).body
+    for change in ({"player": "Lena"}, {"bot": True}):
+        listed = body["members"]
+        assert isinstance(listed, list)
+        members = [{**m, **change} if isinstance(m, dict) and m.get("player") == "Lisa" else m
+                   for m in listed]
+        forged = encode_message(identity(0), {**body, "members": members})  # signed by it
+        victim = Lobby(identity(1), delivery(1), Offer("lobby-test", 2),
+                       creator=identity(0).public, player="Lisa")
+        assert victim.receive("anyone", forged, 1.0) == []
+        assert victim.roster is None
+        assert "a roster that seats us as" in victim.refused[-1]
+    assert lisa.receive(creator.name, honest, 1.0) != []
+    assert lisa.roster is not None
+
+
+def test_seats_held_for_admitted_keys_count_as_taken() -> None:
+    """A creator's bots are admitted without asking: their seats are nobody else's, so the
+    offer (and the advert made from :attr:`Lobby.taken`) counts them from the start, as
+    the creator's screen does."""
+    bots = [identity(i).public.fingerprint for i in (1, 2)]
+    creator = Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE, ask=True,
+                    admit=bots)
+    assert creator.taken == 3
+    offer = decode_message(creator.tick(1.0)[0].data)
+    assert offer.body["taken"] == 3
+    creator.receive(str(identity(1).public), join_by(1), 1.0)
+    assert creator.taken == 3  # a bot that sits down changes nothing
+    creator.receive(str(identity(5).public), join_by(5), 1.0)
+    assert creator.taken == 3  # a stranger waiting to be let in holds no seat
+    creator.accept(identity(5).public.fingerprint, 1.0)
+    assert creator.taken == 4
+    assert Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE).taken == 1
+
+
+def test_the_advert_counts_the_seats_as_the_creator_does_and_follows_them() -> None:
+    """A creator with a bot admitted: its advert says 2 of 3 seats from the start (the
+    bot's seat is nobody else's); once it lets a stranger in, 3 of 3 before the bot has
+    even arrived (before: 1/3 until the table was formed, against "2 of 3 seats taken" on
+    the creator's screen)."""
+    from p2pkille.net.discovery import TableBrowser
+
+    async def scenario() -> None:
+        name = f"count-{os.urandom(3).hex()}"
+        bot, stranger = identity(1), identity(2)
+        lobbies: list[Lobby] = []
+        creator = asyncio.create_task(run_peer(PeerSettings(
+            offer=Offer(name, 3, "wikipedia", 1, 10), create=True, identity=identity(0),
+            admit=frozenset({bot.public.fingerprint}), ask=True, timeout=40,
+            on_lobby=lobbies.append, player="Kalle", decider=None)))
+        zc = open_zeroconf(["127.0.0.1"])
+        try:
+            async with TableBrowser(zc) as browser:
+                def taken() -> int | None:
+                    rows = [r for r in browser.listings() if r.name == name]
+                    return rows[0].taken if rows else None
+
+                await browser.wait_for(lambda _b: taken() is not None, 20)
+                assert taken() == 2
+                lobby = lobbies[0]
+                lobby.receive(str(stranger.public), encode_message(stranger, {
+                    "address": "", "channel": canonical.b64encode(channel_id(name)),
+                    "creator": identity(0).public.fingerprint,
+                    "delivery": canonical.b64encode(delivery(2)), "type": "join"}), 0.0)
+                assert lobby.pending
+                lobby.accept(stranger.public.fingerprint, 0.0)
+                await browser.wait_for(lambda _b: taken() == 3, 20)
+                assert not lobby.formed  # the bot has not joined: the seat was held
+        finally:
+            creator.cancel()
+            await asyncio.gather(creator, return_exceptions=True)
+            await zc.async_close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_peer_process_signs_its_name_as_a_bot_s() -> None:
+    from cli.args import BadArgs
+    from cli.main import build_parser
+    from cli.peer import settings_from
+
+    def settings(*extra: str) -> PeerSettings:
+        return settings_from(build_parser().parse_args(
+            ["peer", "--table", "t", "--seats", "3", *extra]))
+
+    named = settings("--name", "Robotta")
+    assert (named.player, named.is_bot) == ("Robotta", True)
+    assert (settings().player, settings().is_bot) == ("", True)
+    with pytest.raises(BadArgs, match=r"--name: 'a\\x1b\[2J' holds the control"):
+        settings("--name", "a\x1b[2J")
+    # A person's peer (a decider at a screen) says it is none, unless told otherwise.
+    assert not PeerSettings(offer=Offer("t", 3), decider=object()).is_bot  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import random
 import re
 import string
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -177,7 +178,12 @@ def test_the_language_comes_from_the_locale() -> None:
     (["--bots", "x"], "--bots must be a whole number"),
     (["--ruleset", "poker"], "unknown ruleset 'poker'"),
     (["--chips", "1", "--stake", "2"], "--chips 1 must cover the stake 2"),
-    (["--name", "Anna"], "not a bot's name"),
+    (["--name", "Anna"], "--name 'Anna' is a bot's name"),
+    (["--name", "Ev\x1bil"], "--name: 'Ev\\x1bil' holds the control or format character U+001B"),
+    (["--name", "You"], "is a pronoun"),
+    (["--name", "x" * 17], "longer than 16 characters"),
+    (["--limit", "0"], "--limit 0: need 0 < SECONDS <= 3600"),
+    (["--decide-limit", "soon"], "--decide-limit must be a number of seconds"),
     (["--bots", "1"], "2..14 bots"),
     (["--bots", "15"], "2..14 bots"),
     (["--bots", "20", "--ruleset", "enkortskille"], "1..19 bots"),
@@ -300,3 +306,43 @@ def test_play_takes_every_player_count_the_ruleset_allows(ruleset: str, bots: in
     spec, _lang = spec_from(args)
     assert spec.bots == bots
     assert len(set(BOT_NAMES[:bots])) == bots
+
+
+def test_an_identity_file_that_cannot_be_used_is_one_line_and_status_1(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    bad = tmp_path / "me.json"
+    bad.write_text("{not json")
+    bad.chmod(0o600)
+    assert main(["play", "--identity", str(bad), "--bots", "2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"p2pkille play: the identity file {str(bad)!r} is damaged")
+    assert err.count("\n") == 1
+    assert bad.read_text() == "{not json"
+    missing = tmp_path / "nowhere" / "me.json"
+    assert main(["play", "--identity", str(missing), "--name", "Kalle"]) == 1
+    assert "cannot create the identity file" in capsys.readouterr().err
+
+
+def test_the_identity_is_made_on_first_use_and_said_and_a_new_name_is_kept(
+        tmp_path: Path) -> None:
+    from cli.play import profile_from
+    args = build_parser().parse_args(["play", "--identity", str(tmp_path / "me.json"),
+                                      "--name", "Kalle"])
+    spec, lang = spec_from(args)
+    profile, said = profile_from(args, spec, lang)
+    assert profile.name == "Kalle"
+    assert said == [f"Created your identity in {tmp_path / 'me.json'}: key "
+                    f"{profile.fingerprint}, name Kalle (change it with --name)."]
+    args = build_parser().parse_args(["play", "--identity", str(tmp_path / "me.json"),
+                                      "--name", "Karl", "--lang", "sv"])
+    spec, lang = spec_from(args)
+    again, said = profile_from(args, spec, lang)
+    assert again.identity.public == profile.identity.public
+    assert said == ["Ditt namn är nu Karl (var Kalle)."]
+    args = build_parser().parse_args(["play", "--identity", str(tmp_path / "me.json")])
+    spec, lang = spec_from(args)
+    third, said = profile_from(args, spec, lang)
+    assert (third.name, said) == ("Karl", [])

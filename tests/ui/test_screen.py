@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,11 @@ from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.node import TableNode
 from p2pkille.ui.app import build_app
 from p2pkille.ui.hooknode import HumanTableNode
-from p2pkille.ui.human import Ask, Request
+from p2pkille.ui.human import Ask, HumanDecider, Request
+from p2pkille.ui.identity import Clash, Met, Seated, display_names
 from p2pkille.ui.model import MIN_HEIGHT, MIN_WIDTH, Mode, TableScreen
-from p2pkille.ui.session import LocalTable, TableSpec
+from p2pkille.ui.session import LocalTable, TableSpec, local_table
+from protocol.identity import Identity
 from tests.runtime.helpers import flipped
 from tests.ui.pilot import FakeClock, answer_one, default_policy, run_with, setup, wait_for
 
@@ -778,3 +781,111 @@ def test_a_decision_the_table_gave_its_default_is_told(inp: PipeInput) -> None:
     name = table.names_by_peer[away.name]
     assert f"  {name} did not decide in time: the table gave {name} the default answer." in (
         screen.log)
+
+
+class Known:
+    """A local table as a LAN table looks to the screen: one bot's name clashes with a
+    player met before, and the seats the test names have lost their connection."""
+
+    def __init__(self, table: LocalTable, met: Met) -> None:
+        self.local = table
+        self.met = met
+        self.gone_seats: list[int] = []
+
+    @property
+    def human(self) -> HumanTableNode:
+        return self.local.human
+
+    @property
+    def decider(self) -> HumanDecider:
+        return self.local.decider
+
+    def seat_names(self) -> list[str]:
+        return self.local.seat_names()
+
+    def seated(self) -> list[Seated]:
+        out = self.local.seated()
+        return [replace(s, met=self.met) if s.name == "Anna" else s for s in out]
+
+    def gone(self) -> list[int]:
+        return self.gone_seats
+
+    def decided(self) -> None:
+        self.local.decided()
+
+
+def test_the_audit_page_names_every_seat_with_its_key_and_the_log_warns_of_a_clash(
+        inp: PipeInput) -> None:
+    spec = TableSpec(bots=3, seed=11, chips=3, name="Tester")
+    local = local_table(spec)
+    met = Met(Clash.BOT_NAME, "Anna", "0123456789abcdef", ("fedcba9876543210",))
+    table = Known(local, met)
+    screen = TableScreen(table, "en", FakeClock())
+    app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
+
+    async def body() -> None:
+        await wait_for(lambda: table.decider.request is not None)
+        warning = ("Warning: a bot calls itself Anna (0123456789abcdef), like a person you "
+                   "met with the key fedcba9876543210.")
+        assert screen.log[0] == warning
+        assert sum(line == warning for line in screen.log) == 1  # said once
+        inp.send_text("a")
+        await wait_for(lambda: screen.mode is Mode.AUDIT)
+        audit = screen.text(120, 40)
+        assert "The players and their keys:" in audit
+        node = local.human
+        for seat, name in enumerate(local.seat_names()):
+            key = node.members[node.member_of[seat]].fingerprint
+            label = "Tester (you)" if seat == node.my_seat else name
+            bot = "" if seat == node.my_seat else " (a bot)"
+            assert f"  {label}: key {key}{bot}" in audit, audit
+        assert warning in " ".join(audit.split())
+        inp.send_text("l")
+        await wait_for(lambda: screen.lang == "sv")
+        audit = " ".join(screen.text(120, 40).split())
+        assert "Spelarna och deras nycklar:" in audit
+        assert "Tester (du): nyckel" in audit
+        assert "Varning: en bot kallar sig Anna (0123456789abcdef)" in audit
+        assert screen.log[0].startswith("Varning: en bot kallar sig Anna")
+
+    asyncio.run(run_with(app, local, screen, body))
+
+
+def test_a_player_whose_connection_closed_is_named_at_once_with_what_the_table_does(
+        inp: PipeInput) -> None:
+    spec = TableSpec(bots=3, seed=11, chips=3, name="Tester")
+    local = local_table(spec)
+    table = Known(local, Met(Clash.NEW_KEY, "x", "0" * 16, ()))
+    screen = TableScreen(table, "en", FakeClock())
+    app = build_app(screen, input=inp, output=DummyOutput(), refresh=0.05)
+
+    async def body() -> None:
+        await wait_for(lambda: table.decider.request is not None)
+        assert "left the table" not in screen.text(100, 40)
+        names = local.seat_names()
+        me = local.human.my_seat
+        gone = next(seat for seat in range(len(names)) if seat != me)
+        table.gone_seats = [gone]
+        said = " ".join(screen.text(100, 40).split())
+        assert (f"{names[gone]} has left the table (the connection closed). Nobody can leave "
+                "a game with a signed word yet: the table plays on until it needs "
+                f"{names[gone]}, then waits out the time-out (up to 60 s) and votes "
+                f"{names[gone]} out.") in said, said
+        inp.send_text("l")
+        await wait_for(lambda: screen.lang == "sv")
+        said = " ".join(screen.text(100, 40).split())
+        assert f"{names[gone]} har lämnat bordet (anslutningen stängdes)." in said
+
+    asyncio.run(run_with(app, local, screen, body))
+
+
+def test_names_two_members_share_are_told_apart_by_their_keys() -> None:
+    keys = [Identity.from_seed(bytes([0x51 + i]) * 32).public for i in range(4)]
+    names = display_names([Seated(keys[0], "Tester"), Seated(keys[1], "tester", bot=True),
+                           Seated(keys[2], "Björn", bot=True), Seated(keys[3], "")])
+    assert names == [f"Tester ({keys[0].fingerprint[:4]})",
+                     f"tester ({keys[1].fingerprint[:4]})", "Björn",
+                     f"peer {keys[3].fingerprint[:6]}"]
+    long = display_names([Seated(keys[0], "A" * 16), Seated(keys[1], "A" * 16)])
+    assert all(len(n) <= 16 for n in long)
+    assert long[0] != long[1]

@@ -5,8 +5,9 @@ the game ends within a few hands. Bots take 0.2 s a decision, so the turn marker
 is on each of them long enough to be captured. The seed fixes every key, secret and
 bot choice, so the game is the same on every run. Every wait is for a state of the
 screen; its time bound only ends a test that has failed (a stuck game), and is wide
-enough for a loaded machine. Game logs go to a temporary data directory. Skipped
-without tmux, except under ``CI=true``, where it fails instead.
+enough for a loaded machine. Game logs and identities go to a temporary data and
+configuration directory per terminal. Skipped without tmux, except under ``CI=true``,
+where it fails instead.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Term:
         self.tmux = tmux
         self.socket = f"p2pk-{uuid.uuid4().hex[:8]}"
         env = (f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color "
-               f"XDG_DATA_HOME={shlex.quote(str(data))}")
+               f"XDG_DATA_HOME={shlex.quote(str(data))} "
+               f"XDG_CONFIG_HOME={shlex.quote(str(data / 'config'))}")
         script = (f"s=$(stty -g); env {env} {shlex.join(command)}; st=$?; "
                   f'[ "$s" = "$(stty -g)" ] && echo TTY-RESTORED; echo EXITED $st; sleep 60')
         self._run("new-session", "-d", "-s", "play", "-x", str(width), "-y", str(height),
@@ -244,3 +246,134 @@ def test_the_lobby_creates_a_table_with_bots_over_the_mesh(tmp_path: Path) -> No
         assert "Traceback" not in term.screen()
     finally:
         term.close()
+
+
+def lan_command(name: str) -> list[str]:
+    """``p2pkille play`` in the lobby on 127.0.0.1 with short time limits (the void of a
+    hand whose player left then takes seconds)."""
+    return [sys.executable, "-m", "cli.main", "play", "--interface", "127.0.0.1", "--lang",
+            "en", "--pace", "0.2", "--name", name, "--limit", "2", "--decide-limit", "4"]
+
+
+def test_two_people_and_a_bot_at_a_lan_table_one_leaves_and_the_void_is_told(
+        tmp_path: Path) -> None:
+    """Done when of issue 26: two people (two terminals, each its own ``p2pkille play``
+    with its own identity and name) and a bot at a table made in the lobby over the mesh.
+    Both screens show both names; Bert leaves (q q); Alice's screen says he left, narrates
+    the voided hand (Alice and her bot voted Bert's time out) and numbers the hands one way:
+    the void's hand is the header's last hand and the next hand is one more."""
+    tmux = _tmux()
+    table = f"t{uuid.uuid4().hex[:8]}"
+    alice = Term(tmux, lan_command("Alice"), tmp_path / "alice", width=100, height=40)
+    bert: Term | None = None
+    seen: list[str] = []
+    try:
+        alice.wait(r"Tables on the LAN \(listening on 127\.0\.0\.1\)")
+        made = " ".join(alice.wait(r"You are Alice, key [0-9a-f]{16}\.").split())
+        kept = tmp_path / "alice" / "config" / "p2pkille" / "identity.json"
+        assert f"Created your identity in {kept}: key" in made, made
+        assert kept.stat().st_mode & 0o777 == 0o600
+        alice.keys("c")
+        alice.wait(r"Create a table")
+        alice.key("BSpace")
+        for _ in range(40):
+            alice.key("BSpace")
+        alice.keys(table)
+        for _ in range(4):
+            alice.key("Down")  # to the seats
+        alice.key("Left")  # 3 seats: the bots go down to 2 with them
+        alice.key("Down")
+        alice.key("Left")  # 1 bot
+        form = alice.wait(r"Bots:\s+1_")
+        assert re.search(r"Seats:\s+3", form), form
+        alice.key("Enter")
+        alice.wait(r"2 of 3 seats taken")
+        bert = Term(tmux, lan_command("Bert"), tmp_path / "bert", width=100, height=40)
+        listed = bert.wait(rf"{table}\s+wikipedia\s+1\s+2/3")
+        assert "Alice" not in listed.split(table)[1].splitlines()[0]  # not met before
+        for _ in range(10):
+            # Other programs' tables on this host's loopback may come and go in the list:
+            # join, and go back if the row under the marker was another table.
+            for _ in range(60):
+                if re.search(rf"^▶ {table}", bert.screen(), re.MULTILINE):
+                    break
+                bert.key("Down")
+                time.sleep(0.05)
+            bert.key("Enter")
+            asking = bert.wait(r"for a seat at (\S+) \.\.\.")
+            if f"for a seat at {table} ..." in asking:
+                break
+            bert.key("Escape")
+            bert.wait(r"Tables on the LAN")
+        asked = alice.wait(r"Wants a seat: Bert, key [0-9a-f]{16}")
+        assert "Warning" not in asked
+        alice.keys("a")
+        alice_table = alice.wait(r"rank \d+ of 21")
+        bert_table = bert.wait(r"rank \d+ of 21")
+        assert "Alice (you)" in alice_table
+        assert re.search(r"^[▶ ] Bert\b", alice_table, re.MULTILINE), alice_table
+        assert "Bert (you)" in bert_table
+        assert re.search(r"^[▶ ] Alice\b", bert_table, re.MULTILINE), bert_table
+        assert "Anna" in alice_table
+        assert "Anna" in bert_table
+        # Bert leaves: q asks, q leaves.
+        bert.keys("q")
+        bert.wait(r"Press q again")
+        bert.keys("q")
+        left = bert.wait(r"EXITED \d+")
+        assert "EXITED 0" in left, left
+        assert "Traceback" not in left
+
+        # Alice plays on (the table needs her decisions before it needs Bert again).
+        header_void = re.compile(r"^Hand (\d+)\s+Pot: \d+\s+Hand (\d+) voided", re.MULTILINE)
+        after = alice.screen()
+        end = time.monotonic() + GAME_BOUND
+        while not header_void.search(after):
+            assert time.monotonic() < end, after
+            seen.append(after)
+            key = choose(after)
+            if key is not None:
+                alice.keys(key)
+
+                def answered(s: str, asked: str | None = question(after)) -> bool:
+                    return question(s) != asked or header_void.search(s) is not None
+
+                after = alice.until(answered, what="Alice's key taking effect")
+            else:
+                time.sleep(0.05)
+                after = alice.screen()
+        seen.append(after)
+        header = re.search(r"^Hand (\d+)\s+Pot: \d+\s+Hand (\d+) voided", after, re.MULTILINE)
+        assert header is not None
+        now, void = int(header.group(1)), int(header.group(2))
+        assert now == void + 1, after
+        def dealt(screen: str) -> bool:
+            seen.append(screen)
+            return f"Hand {now}: " in screen
+
+        alice.until(dealt, what="the next hand's deal in the log")
+        alice.keys("a")
+        audit = alice.wait(r"The players and their keys:")
+        assert re.search(r"Bert: key [0-9a-f]{16}", audit), audit
+        assert re.search(r"Anna: key [0-9a-f]{16} \(a bot\)", audit), audit
+        assert f"Hand {void} voided:" in audit
+        alice.keys("a")
+        alice.keys("qq")
+        alice.wait(r"EXITED \d+")
+    finally:
+        alice.close()
+        if bert is not None:
+            bert.close()
+    told = "\n".join(seen)
+    assert "Traceback" not in told
+    assert re.search(r"Bert has left the table \(the connection closed\)", told), told[-3000:]
+    assert f"Hand {void} is voided and does not count." in told
+    assert re.search(r"Bert did not answer in time( \(the table was waiting for [^)]*\))?: "
+                     r"every other key holder voted Bert out\.", " ".join(told.split())), \
+        told[-3000:]
+    assert "Bert is out of the game for good." in told
+    for capture in seen:
+        # Below the void in the log, no line deals the voided hand's number again.
+        if f"Hand {void} is voided" in capture:
+            below = capture.split(f"Hand {void} is voided", 1)[1]
+            assert not re.search(rf"^\s*Hand {void}: ", below, re.MULTILINE), capture
