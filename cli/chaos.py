@@ -32,7 +32,14 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Final, TextIO
 
 from cli.args import BadArgs, whole_number
-from p2pkille.sim.chaos import GENERATOR, RunClass, RunResult, replay_command, run_seed
+from p2pkille.sim.chaos import (
+    GENERATOR,
+    WALL_CAP,
+    RunClass,
+    RunResult,
+    replay_command,
+    run_seed,
+)
 
 BAD_ARGS: Final = 2
 NOT_OK: Final = 1
@@ -100,9 +107,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--jobs", default="0",
                         help="worker processes (default 0: one per core); results do not "
                              "depend on it")
-    parser.add_argument("--wall-cap", default="600",
+    parser.add_argument("--wall-cap", default=str(int(WALL_CAP)),
                         help="wall-clock seconds one run may take before it is stopped and "
-                             "counted slow (default 600)")
+                             "counted slow (default 1200)")
     parser.add_argument("--verbose", action="store_true",
                         help="print each run's plan, schedule and every node's record")
     parser.add_argument("--json", action="store_true", help="print one JSON document")

@@ -124,6 +124,7 @@ from protocol.errors import ProtocolError
 __all__ = [
     "DEADLINE",
     "GENERATOR",
+    "WALL_CAP",
     "Crash",
     "Cut",
     "HandSeen",
@@ -147,6 +148,8 @@ GENERATOR: Final = "p2pkille-chaos/1"
 DEADLINE: Final = 6000.0
 """Virtual seconds a run may go on after its last disruption."""
 SLOW_FACTOR: Final = 10.0
+WALL_CAP: Final = 1200.0
+"""Wall-clock seconds a run may take by default before it is stopped (and counted slow)."""
 _SYNC_INTERVAL: Final = Timing().sync_interval
 _WALL_CHECK: Final = 256  # events between looks at the wall clock
 
@@ -1306,7 +1309,7 @@ Script = Callable[[SimNetwork, Mapping[str, TableNode]], None]
 """Called before every event with the network and the current node under each name."""
 
 
-def execute(plan: Plan, wall_cap: float = 600.0, *, script: Script | None = None
+def execute(plan: Plan, wall_cap: float = WALL_CAP, *, script: Script | None = None
             ) -> tuple[Observation, list[str], list[str]]:
     """Run ``plan``; return what the classifier reads, the schedule as it happened and each
     node's record (lines). Logs of restarted nodes live in a temporary directory that is
@@ -1324,7 +1327,7 @@ def execute(plan: Plan, wall_cap: float = 600.0, *, script: Script | None = None
         return runner.observation(error), runner.log, runner.outcomes()
 
 
-def run_seed(seed: int, wall_cap: float = 600.0) -> RunResult:
+def run_seed(seed: int, wall_cap: float = WALL_CAP) -> RunResult:
     """Draw, run and classify the run of ``seed`` (one process; the sweep's unit). Never
     raises for what a run does: a node (or the quiet table) that raises is an ``error``."""
     started = time.monotonic()

@@ -299,7 +299,7 @@ def test_a_short_sweep_runs_end_to_end_with_progress(sweep: tuple[int, str, str]
     status, out, err = sweep
     doc = json.loads(out)
     assert doc["generator"] == GENERATOR
-    assert doc["config"] == {"runs": 5, "seed": 3824, "wall_cap": 600}
+    assert doc["config"] == {"runs": 5, "seed": 3824, "wall_cap": 1200}
     assert [r["seed"] for r in doc["runs"]] == list(range(3824, 3829))
     assert sum(doc["counts"].values()) == 5
     assert doc["counts"]["ok"] == sum(r["class"] == "ok" for r in doc["runs"])
