@@ -251,6 +251,25 @@ def test_a_table_whose_halves_are_kept_apart_is_a_stall() -> None:
     assert "4 of 4 holders honest and up" in findings[0].detail
 
 
+@pytest.mark.parametrize(("behaviour", "kind"), [
+    ("equivocate", "key"), ("bad-shuffle", "shuffle"), ("garbage", "bytes")])
+def test_a_misbehaving_seat_shows_where_its_honest_twin_would_have_sent_otherwise(
+        behaviour: str, kind: str) -> None:
+    plan = replace(_quiet_plan(4), byzantine=(("n2", behaviour),))
+    obs, _schedule, records = execute(plan)
+    (show,) = obs.shows
+    assert (show.seat, show.behaviour, show.kind) == (obs.nodes[1].seat, behaviour, kind)
+    assert show.delivered == ("n1", "n3", "n4")
+    assert bool(show.forked) == (behaviour == "equivocate")
+    assert _classes(obs) == [RunClass.OK], records
+    # The same run, had nobody blamed the seat, misses what must be found.
+    unblamed = tuple(replace(n, blames=frozenset(), hands=AGREED) for n in obs.nodes)
+    expected = [RunClass.OK] if behaviour == "garbage" else [RunClass.MISSED_BLAME]
+    if behaviour == "bad-shuffle":  # found by the audit, before the hand could commit
+        assert json.loads(obs.nodes[0].hands[0].outcome)["voided"]
+    assert _classes(replace(obs, nodes=unblamed, shows=(replace(show, hand=1),))) == expected
+
+
 def test_a_restart_from_the_log_leaves_no_file_behind(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
