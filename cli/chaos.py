@@ -20,16 +20,17 @@ arguments, 130 when interrupted (the counts so far are printed).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Final, TextIO
+from typing import Final, NoReturn, TextIO
 
 from cli.args import BadArgs, whole_number
 from p2pkille.sim.chaos import (
@@ -166,22 +167,32 @@ class _Progress:
         self.stream.flush()
 
 
+def _worker_init() -> None:
+    """Ctrl-C reaches every process of the group: the parent alone decides, and ends the
+    workers with SIGTERM, which unwinds a run (its temporary logs are removed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(_signum: int, _frame: object) -> NoReturn:
+    raise SystemExit(INTERRUPTED)
+
+
 def _results(seeds: range, jobs: int, wall_cap: float) -> Iterator[RunResult]:
     """The runs of ``seeds`` as they finish (in ``jobs`` processes when more than one)."""
     if jobs == 1:
         for seed in seeds:
             yield run_seed(seed, wall_cap)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures: list[Future[RunResult]] = [pool.submit(run_seed, seed, wall_cap)
-                                            for seed in seeds]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init)
+    try:
+        yield from pool.imap_unordered(functools.partial(run_seed, wall_cap=wall_cap), seeds)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
 
 
 def _print_run(result: RunResult, out: TextIO) -> None:

@@ -25,14 +25,16 @@ A disruption starts at a *trigger*, ``(hand, stage, after)``: ``after`` virtual 
 past the first moment an honest node that is up has recorded ``hand`` hands and is at
 ``stage`` or later (or has recorded more). Restarts and heals follow at fixed lengths; the
 second cut is armed once the first has healed. A trigger the table never reaches does not
-fire (the verbose schedule says so). A run stops when every honest node that is up has
-recorded the planned hands (or its game is over) and nothing is left to undo (no node
-down for a while, no cut open); or when no node has taken a new envelope for ``W`` virtual
-seconds, ``W = 2 * (max limit + max decide_limit + max answer_limit) + longest slow
-decision + 10`` (every timer of every node has run out by then: nothing can change); or at
-the virtual deadline, :data:`DEADLINE` seconds past the last disruption; or at the
-wall-clock cap (``--wall-cap``). Results do not depend on the machine, except for a run
-stopped by the wall-clock cap.
+fire (the verbose schedule says so). Once every honest node that is up has recorded the
+planned hands (or its game is over), no trigger fires any more and what is still open
+ends at once (a node down for a while restarts, a cut heals): what is left to see is
+whether those nodes catch up. A run stops when every honest node that is up has recorded
+the planned hands (or its game is over) and nothing is left open; or when no node has
+taken a new envelope for ``W`` virtual seconds, ``W = 2 * (max limit + max decide_limit +
+max answer_limit) + longest slow decision + 10`` (every timer of every node has run out by
+then: nothing can change); or at the virtual deadline, :data:`DEADLINE` seconds past the
+last disruption; or at the wall-clock cap (``--wall-cap``). Results do not depend on the
+machine, except for a run stopped by the wall-clock cap.
 
 **Isolation.** A node is *isolated* at a moment when it is down, or when the nodes it can
 exchange messages with (its partition group, or the unmuted nodes; those that are up)
@@ -966,7 +968,8 @@ class _Runner:
             self.links[a, b] = faults
             self.net.set_link(a, b, faults, one_way=True)
         # the schedule
-        self.timed: list[tuple[float, int, str, Callable[[], None]]] = []
+        self.timed: list[tuple[float, int, str, Callable[[], None], bool]] = []
+        self.wrapping = False
         self.armed: list[tuple[Trigger, str, Callable[[], None]]] = []
         self.seq = 0
         self.log: list[str] = []
@@ -1018,9 +1021,10 @@ class _Runner:
 
     # -- the schedule ------------------------------------------------------------------------
 
-    def _at(self, at: float, label: str, action: Callable[[], None]) -> None:
+    def _at(self, at: float, label: str, action: Callable[[], None], *, ends: bool) -> None:
+        """Do ``action`` at ``at``; ``ends``: it ends a disruption (a restart, a heal)."""
         self.seq += 1
-        self.timed.append((at, self.seq, label, action))
+        self.timed.append((at, self.seq, label, action, ends))
         self.timed.sort(key=lambda e: (e[0], e[1]))
 
     def _arm(self, trigger: Trigger, label: str, action: Callable[[], None]) -> None:
@@ -1057,7 +1061,8 @@ class _Runner:
         self.downs.setdefault(name, []).append([self.net.now, math.inf])
         self._note(str(crash) + f" (trigger {crash.trigger})")
         if crash.down is not None:
-            self._at(self.net.now + crash.down, f"restart {name}", lambda: self._restart(name))
+            self._at(self.net.now + crash.down, f"restart {name}", lambda: self._restart(name),
+                     ends=True)
 
     def _restart(self, name: str) -> None:
         old = self.logged[name]
@@ -1101,7 +1106,7 @@ class _Runner:
             if index + 1 < len(self.plan.cuts):
                 self._arm_cut(index + 1)
 
-        self._at(start + cut.length, "heal", heal)
+        self._at(start + cut.length, "heal", heal, ends=True)
 
     # -- running -----------------------------------------------------------------------------
 
@@ -1130,13 +1135,17 @@ class _Runner:
                 times.append(now)
         if progress != self.progress:
             self.progress, self.progress_at = progress, now
-        if any(self._fired(trigger) for trigger, _label, _action in self.armed):
+        if self._finished():
+            if not self.timed:
+                self.stopped = "finished"
+                return True
+            if not self.wrapping:
+                self.wrapping = True  # run() ends what is still open, at once
+                return True
+        if not self.wrapping and any(self._fired(t) for t, _label, _action in self.armed):
             return True
         if self.timed:
             return False
-        if self._finished():
-            self.stopped = "finished"
-            return True
         if now - self.progress_at >= self.plan.quiet_window:
             self.stopped = "quiet"
             return True
@@ -1149,6 +1158,10 @@ class _Runner:
         return self.net.now
 
     def run(self) -> None:
+        """Run the schedule (module doc). Once every honest node that is up has finished,
+        no trigger fires any more, and the disruptions still open end at once (a node down
+        for a while comes back, a cut heals): only whether they catch up is left to see,
+        and the table would otherwise play on past the planned hands until they end."""
         self._schedule()
         net = self.net
         while not self._over():
@@ -1156,12 +1169,23 @@ class _Runner:
             net.run(until=max(until, net.now), stop=self._stop)
             if self._over():
                 break
+            if self.wrapping:
+                pending, self.timed = self.timed, []
+                for _at, _seq, label, action, ends in pending:
+                    if ends:
+                        action()
+                    else:
+                        self.log.append(f"never reached: {label} (the table had finished)")
+                self.log += [f"never reached: {label} (trigger {trigger})"
+                             for trigger, label, _action in self.armed]
+                self.armed.clear()
+                continue
             for trigger, label, action in list(self.armed):
                 if self._fired(trigger):
                     self.armed.remove((trigger, label, action))
-                    self._at(net.now + trigger.after, label, action)
+                    self._at(net.now + trigger.after, label, action, ends=False)
             while self.timed and self.timed[0][0] <= net.now:
-                _at, _seq, _label, action = self.timed.pop(0)
+                _at, _seq, _label, action, _ends = self.timed.pop(0)
                 action()
             if not self.timed and net.now >= self.last_action + DEADLINE:
                 self.stopped = "deadline"
