@@ -8,12 +8,12 @@ counts per class (and per 1,000 seeds) and, for every run that is not ok, its de
 the command that replays it alone (``--seed S --runs 1 --verbose``, which also prints the
 run's schedule and each node's record). ``--json`` prints one document instead::
 
-    {"generator", "config": {"seed", "runs", "wall_cap"},
+    {"generator", "config": {"seed", "runs", "cpu_cap", "wall_cap"},
      "runs": [{"seed", "class", "classes", "detail", "virtual_s", "replay"?}],
      "counts": {class: n}, "per_1000": {class: x}}
 
-The document does not depend on ``--jobs`` or the machine (a run stopped by the
-wall-clock cap excepted). Exit 0 when every run is ok, 1 when one is not, 2 for bad
+The document does not depend on ``--jobs`` or the machine (a run stopped by a cap
+excepted). Exit 0 when every run is ok, 1 when one is not, 2 for bad
 arguments, 130 when interrupted (the counts so far are printed).
 """
 
@@ -34,8 +34,10 @@ from typing import Final, NoReturn, TextIO
 
 from cli.args import BadArgs, whole_number
 from p2pkille.sim.chaos import (
+    CPU_CAP,
     GENERATOR,
     WALL_CAP,
+    Caps,
     RunClass,
     RunResult,
     replay_command,
@@ -88,7 +90,7 @@ classes (a run gets the first that applies):
   slow           finished after E + 10 * Q + (2 + 2 * V) * L + D virtual seconds (E: end
                  of the last disruption, Q: the same table's quiet time, V: voided hands,
                  L: longest limit + decide limit + answer limit, D: slow decisions'
-                 delays), or stopped by the wall-clock cap
+                 delays), or stopped by the CPU-time or the wall-clock cap
   ok             none of these (an unfinished run without such a majority waits, by
                  design)
 """
@@ -108,9 +110,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--jobs", default="0",
                         help="worker processes (default 0: one per core); results do not "
                              "depend on it")
+    parser.add_argument("--cpu-cap", default=str(int(CPU_CAP)),
+                        help=f"CPU seconds one run may take before it is stopped and counted "
+                             f"slow (default {int(CPU_CAP)}; a busy machine changes it little)")
     parser.add_argument("--wall-cap", default=str(int(WALL_CAP)),
-                        help="wall-clock seconds one run may take before it is stopped and "
-                             "counted slow (default 1200)")
+                        help=f"wall-clock seconds one run may take before it is stopped and "
+                             f"counted slow (default {int(WALL_CAP)})")
     parser.add_argument("--verbose", action="store_true",
                         help="print each run's plan, schedule and every node's record")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
@@ -178,15 +183,15 @@ def _terminate(_signum: int, _frame: object) -> NoReturn:
     raise SystemExit(INTERRUPTED)
 
 
-def _results(seeds: range, jobs: int, wall_cap: float) -> Iterator[RunResult]:
+def _results(seeds: range, jobs: int, caps: Caps) -> Iterator[RunResult]:
     """The runs of ``seeds`` as they finish (in ``jobs`` processes when more than one)."""
     if jobs == 1:
         for seed in seeds:
-            yield run_seed(seed, wall_cap)
+            yield run_seed(seed, caps)
         return
     pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init)
     try:
-        yield from pool.imap_unordered(functools.partial(run_seed, wall_cap=wall_cap), seeds)
+        yield from pool.imap_unordered(functools.partial(run_seed, caps=caps), seeds)
         pool.close()
     except BaseException:
         pool.terminate()
@@ -215,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
         seed = whole_number("seed", args.seed, 0)
         runs = whole_number("runs", args.runs, 1, 10**7)
         jobs = whole_number("jobs", args.jobs, 0, 256) or (os.cpu_count() or 1)
-        wall_cap = whole_number("wall-cap", args.wall_cap, 1)
+        caps = Caps(cpu=whole_number("cpu-cap", args.cpu_cap, 1),
+                    wall=whole_number("wall-cap", args.wall_cap, 1))
     except BadArgs as exc:
         print(f"p2pkille chaos: {exc}", file=sys.stderr)
         return BAD_ARGS
@@ -226,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     results: dict[int, RunResult] = {}
     interrupted = False
     try:
-        for result in _results(seeds, jobs, float(wall_cap)):
+        for result in _results(seeds, jobs, caps):
             results[result.seed] = result
             counts[result.cls] += 1
             if result.cls is not RunClass.OK:
@@ -238,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         progress.say(f"chaos: interrupted after {len(results)} of {runs} runs")
     ordered = [results[s] for s in sorted(results)]
     if args.json:
-        print(json.dumps(_document(seed, runs, wall_cap, ordered, counts, args.verbose),
+        print(json.dumps(_document(seed, runs, caps, ordered, counts, args.verbose),
                          sort_keys=True, ensure_ascii=False))
     else:
         _report(seed, runs, ordered, counts, args.verbose)
@@ -251,12 +257,12 @@ def _per_1000(count: int, total: int) -> float:
     return round(1000.0 * count / total, 1) if total else 0.0
 
 
-def _document(seed: int, runs: int, wall_cap: int, results: list[RunResult],
+def _document(seed: int, runs: int, caps: Caps, results: list[RunResult],
               counts: Counter[RunClass], verbose: bool) -> dict[str, object]:
     total = len(results)
     return {
         "generator": GENERATOR,
-        "config": {"runs": runs, "seed": seed, "wall_cap": wall_cap},
+        "config": {"cpu_cap": caps.cpu, "runs": runs, "seed": seed, "wall_cap": caps.wall},
         "runs": [r.to_json(verbose=verbose) for r in results],
         "counts": {c.value: counts[c] for c in RunClass},
         "per_1000": {c.value: _per_1000(counts[c], total) for c in RunClass},

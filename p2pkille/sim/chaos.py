@@ -33,8 +33,9 @@ the planned hands (or its game is over) and nothing is left open; or when no nod
 taken a new envelope for ``W`` virtual seconds, ``W = 2 * (max limit + max decide_limit +
 max answer_limit) + longest slow decision + 10`` (every timer of every node has run out by
 then: nothing can change); or at the virtual deadline, :data:`DEADLINE` seconds past the
-last disruption; or at the wall-clock cap (``--wall-cap``). Results do not depend on the
-machine, except for a run stopped by the wall-clock cap.
+last disruption; or at the caps on the run's CPU time (``--cpu-cap``) and wall-clock time
+(``--wall-cap``). Results do not depend on the machine, except for a run stopped by a
+cap.
 
 **Isolation.** A node is *isolated* at a moment when it is down, or when the nodes it can
 exchange messages with (its partition group, or the unmuted nodes; those that are up)
@@ -81,7 +82,8 @@ accusation against it.
   the key holders of the hand it is in (every member, during the genesis) were honest and
   up at the end (and connected: every cut has healed by then). An unfinished run without
   such a majority is ``ok``: it waits by design (its detail says so).
-- ``slow``: the run hit the wall-clock cap; or it finished, but only after ``E + 10 * Q +
+- ``slow``: the run (or its quiet table) hit the CPU-time or the wall-clock cap; or it
+  finished, but only after ``E + 10 * Q +
   (2 + 2 * V) * L + D`` virtual seconds, where ``E`` is when the last disruption ended (0
   without any), ``Q`` the same table's quiet virtual time (the same peers, rules, timings
   and latency, honest, without faults, crashes or slow decisions: only run when this bound
@@ -124,9 +126,11 @@ from protocol.envelope import decode
 from protocol.errors import ProtocolError
 
 __all__ = [
+    "CPU_CAP",
     "DEADLINE",
     "GENERATOR",
     "WALL_CAP",
+    "Caps",
     "Crash",
     "Cut",
     "HandSeen",
@@ -150,8 +154,11 @@ GENERATOR: Final = "p2pkille-chaos/1"
 DEADLINE: Final = 6000.0
 """Virtual seconds a run may go on after its last disruption."""
 SLOW_FACTOR: Final = 10.0
-WALL_CAP: Final = 1200.0
-"""Wall-clock seconds a run may take by default before it is stopped (and counted slow)."""
+CPU_CAP: Final = 900.0
+"""CPU seconds (of the process running it) a run may take by default before it is
+stopped and counted slow: a measure a busy machine changes little."""
+WALL_CAP: Final = 3600.0
+"""Wall-clock seconds a run may take by default before it is stopped and counted slow."""
 _SYNC_INTERVAL: Final = Timing().sync_interval
 _WALL_CHECK: Final = 256  # events between looks at the wall clock
 
@@ -588,7 +595,7 @@ class Observation:
     downs: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     cuts: tuple[tuple[float, float, tuple[frozenset[str], ...]], ...] = ()
     stopped: str = "finished"
-    """finished, quiet (nothing new for W), deadline, wall-cap or error."""
+    """finished, quiet (nothing new for W), deadline, cpu-cap, wall-cap or error."""
     end: float = 0.0
     shows: tuple[Show, ...] = ()
     disrupted_until: float = 0.0
@@ -767,8 +774,8 @@ def classify(obs: Observation) -> list[Finding]:
         stall = _stall(obs, node_of, seat_of)
         if stall:
             findings.append(Finding(RunClass.STALL, stall))
-    if obs.stopped == "wall-cap":
-        findings.append(Finding(RunClass.SLOW, "stopped by the wall-clock cap"))
+    if obs.stopped in _CAPPED:
+        findings.append(Finding(RunClass.SLOW, f"stopped by the {_CAPPED[obs.stopped]} cap"))
     elif obs.stopped == "finished" and obs.end > obs.slow_bound():
         findings.append(Finding(RunClass.SLOW, (
             f"finished at {obs.end:.0f} s, bound {obs.slow_bound():.0f} s (last disruption "
@@ -776,6 +783,9 @@ def classify(obs: Observation) -> list[Finding]:
     order = list(RunClass)
     findings.sort(key=lambda f: order.index(f.cls))
     return findings or [Finding(RunClass.OK, _ok_note(obs))]
+
+
+_CAPPED: Final = {"cpu-cap": "CPU-time", "wall-cap": "wall-clock"}
 
 
 def _ok_note(obs: Observation) -> str:
@@ -919,12 +929,12 @@ class _Watch:
 class _Runner:
     """Runs one plan on a fresh simulated network (see :func:`execute`)."""
 
-    def __init__(self, plan: Plan, logs: Path, wall_cap: float,
+    def __init__(self, plan: Plan, logs: Path, budget: _Budget,
                  script: Script | None = None) -> None:
         self.plan = plan
         self.script = script
         self.logs = logs
-        self.wall_deadline = time.monotonic() + wall_cap
+        self.budget = budget
         self.names = plan.names
         slow = {s.node: s for s in plan.slow}
 
@@ -1122,9 +1132,11 @@ class _Runner:
         self.events += 1
         if self.script is not None:
             self.script(net, self.current)
-        if self.events % _WALL_CHECK == 0 and time.monotonic() > self.wall_deadline:
-            self.stopped = "wall-cap"
-            return True
+        if self.events % _WALL_CHECK == 0:
+            spent = self.budget.spent()
+            if spent:
+                self.stopped = spent
+                return True
         now = net.now
         progress = 0
         for name, node in self.current.items():
@@ -1273,34 +1285,60 @@ def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def _quiet_time(plan: Plan, wall_cap: float) -> float | None:
-    """Virtual seconds the same table takes for the planned hands without any fault."""
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """How long one run may take (its quiet table's run included): ``cpu`` seconds of its
+    process's CPU time, ``wall`` seconds of wall-clock time."""
+
+    cpu: float = CPU_CAP
+    wall: float = WALL_CAP
+
+
+class _Budget:
+    """What is left of the caps of a run, from when it was made."""
+
+    def __init__(self, caps: Caps) -> None:
+        self.cpu_end = time.process_time() + caps.cpu
+        self.wall_end = time.monotonic() + caps.wall
+
+    def spent(self) -> str:
+        """``cpu-cap`` or ``wall-cap`` once that cap is reached, else empty."""
+        if time.process_time() > self.cpu_end:
+            return "cpu-cap"
+        if time.monotonic() > self.wall_end:
+            return "wall-cap"
+        return ""
+
+
+def _quiet_time(plan: Plan, budget: _Budget) -> float | str:
+    """Virtual seconds the same table takes for the planned hands without any fault (or
+    the cap it reached first)."""
     table = build_table(plan.peers, seed=plan.seed, ruleset=plan.ruleset, chips=plan.chips,
                         mode=plan.mode, faults=plan.latency,
                         deciders=lambda i: _bot(plan, i, 0),
                         timings=dict(enumerate(plan.timings)))
-    deadline = time.monotonic() + wall_cap
     events = 0
     nodes = table.nodes
+    spent = ""
 
     def stop(_: SimNetwork) -> bool:
-        nonlocal events
+        nonlocal events, spent
         events += 1
-        if events % _WALL_CHECK == 0 and time.monotonic() > deadline:
-            return True
+        if events % _WALL_CHECK == 0:
+            spent = budget.spent()
+            if spent:
+                return True
         return all(n.done or len(n.outcomes) >= plan.hands for n in nodes)
 
     table.network.run(until=DEADLINE, stop=stop)
-    if not all(n.done or len(n.outcomes) >= plan.hands for n in nodes):
-        return None
-    return table.network.now
+    return spent or table.network.now
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """One run: its class, every class it falls in, and for ``--verbose`` the schedule as
     it happened and each node's record. Nothing in it depends on the machine except
-    ``wall_s`` (and the class of a run stopped by the wall-clock cap)."""
+    ``wall_s`` (and the class of a run stopped by a cap)."""
 
     seed: int
     cls: RunClass
@@ -1333,14 +1371,19 @@ Script = Callable[[SimNetwork, Mapping[str, TableNode]], None]
 """Called before every event with the network and the current node under each name."""
 
 
-def execute(plan: Plan, wall_cap: float = WALL_CAP, *, script: Script | None = None
+def execute(plan: Plan, caps: Caps = Caps(), *, script: Script | None = None
             ) -> tuple[Observation, list[str], list[str]]:
     """Run ``plan``; return what the classifier reads, the schedule as it happened and each
     node's record (lines). Logs of restarted nodes live in a temporary directory that is
     removed before this returns. ``script`` does what the plan does not say (a scripted
     table, e.g. two halves kept apart); the classifier knows nothing of it."""
+    return _execute(plan, _Budget(caps), script)
+
+
+def _execute(plan: Plan, budget: _Budget, script: Script | None = None
+             ) -> tuple[Observation, list[str], list[str]]:
     with tempfile.TemporaryDirectory(prefix="p2pkille-chaos-") as tmp:
-        runner = _Runner(plan, Path(tmp), wall_cap, script)
+        runner = _Runner(plan, Path(tmp), budget, script)
         error = None
         try:
             runner.run()
@@ -1351,20 +1394,21 @@ def execute(plan: Plan, wall_cap: float = WALL_CAP, *, script: Script | None = N
         return runner.observation(error), runner.log, runner.outcomes()
 
 
-def run_seed(seed: int, wall_cap: float = WALL_CAP) -> RunResult:
+def run_seed(seed: int, caps: Caps = Caps()) -> RunResult:
     """Draw, run and classify the run of ``seed`` (one process; the sweep's unit). Never
     raises for what a run does: a node (or the quiet table) that raises is an ``error``."""
     started = time.monotonic()
+    budget = _Budget(caps)
     plan = Plan.draw(seed)
-    obs, schedule, outcomes = execute(plan, wall_cap)
+    obs, schedule, outcomes = _execute(plan, budget)
     if obs.stopped == "finished" and obs.end > obs.slow_bound(0.0):
-        left = max(1.0, wall_cap - (time.monotonic() - started))
         try:
-            quiet = _quiet_time(plan, left)
+            quiet = _quiet_time(plan, budget)
         except Exception as exc:  # a node of the quiet table raised
             obs = replace(obs, stopped="error", error=f"the quiet table: {_error_text(exc)}")
         else:
-            obs = replace(obs, quiet=quiet)
+            obs = (replace(obs, stopped=quiet) if isinstance(quiet, str)
+                   else replace(obs, quiet=quiet))
     findings = classify(obs)
     return RunResult(
         seed=seed, cls=findings[0].cls, classes=tuple(dict.fromkeys(f.cls for f in findings)),

@@ -195,6 +195,9 @@ def test_a_run_past_its_bound_or_the_wall_clock_cap_is_slow() -> None:
     assert _classes(obs) == [RunClass.OK]
     assert _classes(replace(obs, end=251.0)) == [RunClass.SLOW]
     assert _classes(replace(obs, stopped="wall-cap")) == [RunClass.SLOW]
+    findings = classify(replace(obs, stopped="cpu-cap"))
+    assert [(f.cls, f.detail) for f in findings] == [
+        (RunClass.SLOW, "stopped by the CPU-time cap")]
 
 
 def test_a_node_that_raised_is_an_error() -> None:
@@ -318,7 +321,7 @@ def test_a_short_sweep_runs_end_to_end_with_progress(sweep: tuple[int, str, str]
     status, out, err = sweep
     doc = json.loads(out)
     assert doc["generator"] == GENERATOR
-    assert doc["config"] == {"runs": 5, "seed": 3824, "wall_cap": 1200}
+    assert doc["config"] == {"cpu_cap": 900, "runs": 5, "seed": 3824, "wall_cap": 3600}
     assert [r["seed"] for r in doc["runs"]] == list(range(3824, 3829))
     assert sum(doc["counts"].values()) == 5
     assert doc["counts"]["ok"] == sum(r["class"] == "ok" for r in doc["runs"])
@@ -355,6 +358,7 @@ def test_the_replay_command_reproduces_the_run(sweep: tuple[int, str, str],
     (["--seed", "-3"], "--seed must be at least 0, got -3"),
     (["--jobs", "two"], "--jobs must be a whole number, got 'two'"),
     (["--wall-cap", "0"], "--wall-cap must be at least 1, got 0"),
+    (["--cpu-cap", "1.5"], "--cpu-cap must be a whole number, got '1.5'"),
 ])
 def test_a_bad_argument_is_one_line_and_exit_2(argv: list[str], message: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
