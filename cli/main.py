@@ -21,6 +21,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "selfplay",
     "sim",
+    "chaos",
     "tables",
     "verify",
 )
