@@ -479,8 +479,8 @@ def test_a_voter_restarted_in_the_tally_round_takes_the_tally_of_a_holder_that_m
     # Three holders; the third crashes for good in hand 1 and the other two time it out.
     # The first, restarted from its log during the tally round, votes out the second's
     # tally (its limit is 1 s), which decided on the same tally and dealt hand 2. The
-    # voter held that tally back until a holder said seen: only the crashed one could, so
-    # it waited for ever (fault generator seed 619). The two, a strict majority, moved on
+    # voter must not hold that tally back until a holder says seen: only the crashed one
+    # could, so it would wait for ever. The two, a strict majority, moved on
     # (or move on) with one tally, and the one that did never voted a step of the voter:
     # the voter takes it (II.11.3, "the deciders' tally").
     from p2pkille.sim.faults import Faults
