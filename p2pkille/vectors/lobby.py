@@ -16,6 +16,7 @@ Everything is deterministic: Ed25519 signatures are, and every other secret come
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -164,6 +165,74 @@ def _lobby_part(peers: list[_Peer], table: bytes
     }, config, seen
 
 
+def _first(seen: list[bytes], kind: str) -> dict[str, Any]:
+    return dict(next(m.body for w in seen if (m := lobby.decode_message(w)).kind == kind))
+
+
+def _bad_signature(identity: Identity, body: dict[str, Any], other: dict[str, Any]) -> bytes:
+    """``body`` under ``identity``'s signature over ``other``."""
+    sig = identity.sign(lobby.PURPOSE, canonical.encode(other))
+    return lobby.PREFIX + canonical.encode({
+        "body": body, "key": canonical.b64encode(identity.public.raw),
+        "sig": canonical.b64encode(sig)})
+
+
+def _refusal_cases(peers: list[_Peer], seen: list[bytes]) -> list[tuple[str, int, int, bytes]]:
+    """(what is wrong, receiver, sender, wire): receiver 0 is the creator, 1 the joiner
+    Ann, both fresh; the sender is the transport's name for a peer (an index)."""
+    creator, ann, bot = (p.identity for p in peers)
+    offer, join, roster = (_first(seen, kind) for kind in ("offer", "join", "roster"))
+    other = lobby.encode_message
+    members = roster["members"]
+    renamed = [dict(m, player="Anna") if m["identity"] == _b64_key(ann) else m
+               for m in members]
+    return [
+        ("a signature over another body", 0, 1,
+         _bad_signature(ann, join, dict(join, address=""))),
+        ("a join sent by another peer than its signer", 0, 2, other(ann, join)),
+        ("a join for another table name", 0, 1, other(ann, dict(
+            join, channel=canonical.b64encode(channel_id(TABLE_NAME + " 2"))))),
+        ("a field the kind does not have", 0, 1, other(ann, dict(join, seat=1))),
+        ("a display name that is a pronoun", 0, 1, other(ann, dict(join, player="You"))),
+        ("a display name with a space at its end", 0, 1, other(ann, dict(join, player="Ann "))),
+        ("bot false (absent for a person)", 0, 1, other(ann, dict(join, bot=False))),
+        ("a delivery key of low order", 0, 1, other(ann, dict(
+            join, delivery=canonical.b64encode(bytes(32))))),
+        ("an offer with more seats taken than it has", 1, 0, other(creator, dict(
+            offer, taken=4))),
+        ("a roster whose members are not in key order", 1, 0, other(creator, dict(
+            roster, members=members[::-1]))),
+        ("a roster signed by another member than the creator", 1, 2, other(bot, roster)),
+        ("a roster that renames the receiver", 1, 0, other(creator, dict(
+            roster, members=renamed))),
+    ]
+
+
+def _b64_key(identity: Identity) -> str:
+    return canonical.b64encode(identity.public.raw)
+
+
+def _refused(peers: list[_Peer], seen: list[bytes], table: bytes) -> list[dict[str, object]]:
+    """Each case of :func:`_refusal_cases`, refused by a fresh lobby with the reason it
+    gives (the lobby's log of each refusal is held back: these are expected)."""
+    logger = logging.getLogger(lobby.__name__)
+    was, logger.disabled = logger.disabled, True
+    try:
+        return [_refuse(peers, table, *case) for case in _refusal_cases(peers, seen)]
+    finally:
+        logger.disabled = was
+
+
+def _refuse(peers: list[_Peer], table: bytes, case: str, receiver: int, sender: int,
+            wire: bytes) -> dict[str, object]:
+    lob = _lobbies(peers, table)[receiver]
+    if lob.receive(mesh.peer_name(peers[sender].identity.public), wire, 0.0) \
+            or lob.refusals != 1:
+        raise AssertionError(f"lobby vectors: {case} was not refused")
+    return {"case": case, "receiver": receiver, "sender": sender, "wire": wire.decode(),
+            "reason": lob.refused[-1]}
+
+
 def _advert(advert: TableAdvert, signer: Identity) -> dict[str, object]:
     signed = advert.signed(signer)
     txt = signed.to_txt()
@@ -257,7 +326,8 @@ def generate() -> dict[str, Any]:
         "seed_utf8": SEED.decode(),
         "labels": {purpose: label(purpose).decode() for purpose in sorted(LABELS)},
         "peers": [p.to_json() for p in peers],
-        "lobby": formed, "adverts": _adverts(peers, table),
+        "lobby": formed, "refused": _refused(peers, seen, table),
+        "adverts": _adverts(peers, table),
         "mesh": _mesh(peers, config, seen), "sync": _sync(peers, config),
         "mqtt": _mqtt(peers),
     }
