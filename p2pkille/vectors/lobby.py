@@ -17,6 +17,7 @@ Everything is deterministic: Ed25519 signatures are, and every other secret come
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,7 +32,8 @@ from p2pkille.runtime.io import Send
 from protocol import canonical
 from protocol.domain import encode, hash32, label
 from protocol.envelope import ZERO_HASH, Envelope
-from protocol.identity import Identity
+from protocol.errors import RemoteProtocolError
+from protocol.identity import Identity, PublicKey
 from protocol.keys import DeliveryKeyPair
 from protocol.rng import DeterministicRng
 
@@ -291,7 +293,56 @@ def _mesh(peers: list[_Peer], config: TableConfig, seen: list[bytes]) -> dict[st
         "envelope_frame_hex": encode_frame(b"\x00" + envelope.wire).hex(),
         "lobby_frame_hex": encode_frame(b"\x00" + join).hex(),
         "keepalive_frame_hex": encode_frame(b"\x01").hex(),
+        "refused_hellos": _refused_hellos(peers),
     }
+
+
+def _hello_cases(peers: list[_Peer]) -> list[tuple[str, bool, bytes]]:
+    """(what is wrong, whether only the members are admitted, payload) of hellos an
+    acceptor refuses."""
+    hello = canonical.decode_object(_hello(peers[1].identity, bytes(32), channel_id(
+        TABLE_NAME))[4:])
+    stranger = Identity.from_seed(DeterministicRng(SEED + b"/stranger").randbytes(32))
+
+    def variant(**change: object) -> bytes:
+        return canonical.encode({k: v for k, v in {**hello, **change}.items()
+                                 if v is not None})
+
+    return [
+        ("version 2", False, variant(v=2)),
+        ("another channel", False, variant(table=canonical.b64encode(channel_id(
+            TABLE_NAME + " 2")))),
+        ("a welcome where a hello is due", False, variant(type="mesh-welcome")),
+        ("a field too many", False, variant(seat=1)),
+        ("no nonce", False, variant(nonce=None)),
+        ("a nonce of 31 bytes", False, variant(nonce=canonical.b64encode(bytes(31)))),
+        ("the identity point as key", False, variant(key=canonical.b64encode(
+            bytes([1]) + bytes(31)))),
+        ("not canonical JSON", False, canonical.encode(hello).replace(b",", b", ", 1)),
+        ("a key outside a formed table", True, variant(key=canonical.b64encode(
+            stranger.public.raw))),
+        ("a payload over 1,024 bytes", False, variant(pad="x" * 900)),
+    ]
+
+
+def _admit(members: set[bytes] | None) -> Callable[[PublicKey], bool]:
+    """Whom an acceptor admits: anybody (``None``, a lobby) or the members."""
+    return lambda key: members is None or key.raw in members
+
+
+def _refused_hellos(peers: list[_Peer]) -> list[dict[str, object]]:
+    members = {p.identity.public.raw for p in peers}
+    out = []
+    for case, formed, payload in _hello_cases(peers):
+        try:
+            mesh.check_hello(mesh.decode_handshake(payload, "mesh-hello", mesh.HELLO_FIELDS),
+                             channel_id(TABLE_NAME), _admit(members if formed else None))
+        except RemoteProtocolError as exc:
+            out.append({"case": case, "members_only": formed, "payload": payload.decode(),
+                        "reason": exc.reason})
+        else:
+            raise AssertionError(f"lobby vectors: a hello with {case} was not refused")
+    return out
 
 
 def _sync(peers: list[_Peer], config: TableConfig) -> dict[str, object]:

@@ -19,11 +19,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from p2pkille.net import guard, lobby
 from p2pkille.net.discovery import TableAdvert
 from p2pkille.net.lobby import Lobby, Offer
-from p2pkille.net.mesh import Mesh
+from p2pkille.net.mesh import HELLO_FIELDS, Mesh, check_hello, decode_handshake
 from p2pkille.net.mqtt import topic_prefix
 from p2pkille.vectors import LOBBY_VECTORS
 from p2pkille.vectors.lobby import ACCEPTOR_SEED, generate
 from protocol import canonical
+from protocol.errors import RemoteProtocolError
 from protocol.identity import Identity, PublicKey
 from protocol.rng import DeterministicRng
 from protocol.vectors import dumps
@@ -302,3 +303,29 @@ def test_every_refused_message_is_refused_with_its_reason() -> None:
         sender = doc["peers"][case["sender"]]["name"]
         assert lob.receive(sender, case["wire"].encode(), 0.0) == [], case["case"]
         assert lob.refused == [case["reason"]], case["case"]
+
+
+def _hello_refusal(payload: bytes, channel: bytes, members: set[bytes] | None) -> str:
+    """Why an acceptor of ``channel`` admitting ``members`` (``None``: anybody) refuses
+    the hello ``payload``, or ``""``."""
+    try:
+        check_hello(decode_handshake(payload, "mesh-hello", HELLO_FIELDS), channel,
+                    lambda key: members is None or key.raw in members)
+    except RemoteProtocolError as exc:
+        return exc.reason
+    return ""
+
+
+def test_every_refused_hello_is_refused_with_its_reason() -> None:
+    doc = _doc()
+    members = {canonical.b64decode(p["identity"]) for p in doc["peers"]}
+    channel = bytes.fromhex(doc["lobby"]["channel_hex"])
+    cases = doc["mesh"]["refused_hellos"]
+    assert len(cases) >= 8
+    for case in cases:
+        assert _hello_refusal(case["payload"].encode(), channel,
+                              members if case["members_only"] else None) == case["reason"], \
+            case["case"]
+    # The recorded hello itself passes, from a member and from anybody.
+    (hello,) = _unframe(bytes.fromhex(doc["mesh"]["hello_frame_hex"]))
+    assert _hello_refusal(hello, channel, members) == _hello_refusal(hello, channel, None) == ""
