@@ -1,33 +1,54 @@
-"""``python -m p2pkille.vectors [--regenerate]``: check or rewrite protocol/vectors/table.json."""
+"""``python -m p2pkille.vectors [--regenerate] [table] [lobby]``: check or rewrite the
+vector files made by p2pkille code: protocol/vectors/table.json (Part II) and lobby.json
+(Part III)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from p2pkille.vectors import TABLE_VECTORS
-from p2pkille.vectors.table import generate
+from p2pkille.vectors import LOBBY_VECTORS, TABLE_VECTORS
+from p2pkille.vectors import lobby as lobby_vectors
+from p2pkille.vectors import table as table_vectors
 from protocol.vectors import dumps
+
+#: Each file, where it lives and what makes it.
+FILES: dict[str, tuple[Path, Callable[[], dict[str, Any]]]] = {
+    "table": (TABLE_VECTORS, table_vectors.generate),
+    "lobby": (LOBBY_VECTORS, lobby_vectors.generate),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m p2pkille.vectors",
-        description="Check (default) or rewrite the Part II vectors, protocol/vectors/"
-                    "table.json. The Part I files: python -m protocol.vectors.")
-    parser.add_argument("--regenerate", action="store_true", help="rewrite the JSON file")
+        description="Check (default) or rewrite the vectors of Part II (protocol/vectors/"
+                    "table.json) and Part III (lobby.json). The Part I files: python -m "
+                    "protocol.vectors.")
+    parser.add_argument("--regenerate", action="store_true", help="rewrite the JSON files")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help=f"which files ({', '.join(FILES)}; default: all)")
     args = parser.parse_args(argv)
-    print("playing the vector games ...", file=sys.stderr)
-    text = dumps(generate())
-    if args.regenerate:
-        TABLE_VECTORS.write_text(text, encoding="utf-8")
-        print(f"wrote {TABLE_VECTORS}")
-        return 0
-    if not TABLE_VECTORS.exists() or TABLE_VECTORS.read_text("utf-8") != text:
-        print(f"MISMATCH {TABLE_VECTORS}", file=sys.stderr)
-        return 1
-    print(f"ok {TABLE_VECTORS.name}")
-    return 0
+    unknown = [name for name in args.files if name not in FILES]
+    if unknown:
+        parser.error(f"unknown vector file {unknown[0]!r}: choose from {', '.join(FILES)}")
+    status = 0
+    for name in args.files or list(FILES):
+        path, make = FILES[name]
+        print(f"making {path.name} ...", file=sys.stderr)
+        text = dumps(make())
+        if args.regenerate:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+        elif not path.exists() or path.read_text("utf-8") != text:
+            print(f"MISMATCH {path}", file=sys.stderr)
+            status = 1
+        else:
+            print(f"ok {path.name}")
+    return status
 
 
 if __name__ == "__main__":

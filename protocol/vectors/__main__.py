@@ -1,7 +1,8 @@
 """``python -m protocol.vectors [--regenerate]``: check or rewrite the Part I vector files.
 
-``table.json`` (Part II, the table protocol) is made by real table nodes, which
-``protocol/`` may not import: ``python -m p2pkille.vectors [--regenerate]``.
+``table.json`` (Part II, the table protocol) is made by real table nodes and
+``lobby.json`` (Part III, finding and joining a table) by the real lobby and transports,
+which ``protocol/`` may not import: ``python -m p2pkille.vectors [--regenerate]``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 
 from protocol.vectors import VECTOR_DIR, dumps, generate, generator_names
 
-PART_II = ("table.json (Part II) is checked and rewritten by "
+PART_II = ("table.json (Part II) and lobby.json (Part III) are checked and rewritten by "
            "python -m p2pkille.vectors [--regenerate].")
 
 

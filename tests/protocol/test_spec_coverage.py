@@ -1,7 +1,9 @@
 """docs/protocol.md Part II names everything the table's code uses: every envelope kind and
 body field (II.2), every entry field, every fact type and field, every label Part II hashes
 with, every purpose of a node's secrets (II.9) and every stage, as the Part I labels test
-does for Part I. The code is read through its public names (and, for labels and secret
+does for Part I. Part III does the same for p2pkille/net: every lobby kind and field, roster
+member field, handshake message and field, TXT key, label, prefix, topic, frame kind and
+limit. The code is read through its public names (and, for labels and secret
 purposes, its source text under p2pkille/runtime and p2pkille/engine), so it holds however
 those modules are split."""
 
@@ -15,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from p2pkille.engine.facts import FACT_TYPES
+from p2pkille.net import discovery, guard, lobby, mesh, mqtt, peer
+from p2pkille.net.framing import MAX_FRAME
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.node import Stage
@@ -200,3 +204,109 @@ def test_every_stage_value_is_in_the_document(stage: Stage) -> None:
 def test_every_fault_kind_is_named_in_the_document() -> None:
     for kind in FaultKind:
         assert f"`{kind.value}`" in _spec(), kind
+
+
+# -- Part III: finding and joining a table (p2pkille/net) ----------------------------------
+
+NET = ROOT / "p2pkille" / "net"
+
+
+def _net_source() -> str:
+    return "\n".join(path.read_text("utf-8") for path in sorted(NET.glob("*.py")))
+
+
+def _field_table(start: str, end: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """A table of rows ``| kind | field | type | value |``: kind -> fields, and kind ->
+    the fields whose value says ``optional``."""
+    fields: dict[str, set[str]] = {}
+    optional: dict[str, set[str]] = {}
+    for cells in _rows(_section(start, end)):
+        kinds, names = _names(cells[0]), _names(cells[1]) if len(cells) > 1 else []
+        if len(cells) != 4 or len(kinds) != 1 or len(names) != 1:
+            continue
+        fields.setdefault(kinds[0], set()).update(names)
+        if cells[3].startswith("optional"):
+            optional.setdefault(kinds[0], set()).update(names)
+    return fields, optional
+
+
+def test_every_lobby_kind_and_body_field_is_in_the_lobby_table() -> None:
+    listed, optional = _field_table("## III.5 The lobby", "(Every kind also has `type`")
+    assert set(listed) == set(lobby._KINDS)
+    for kind, fields in lobby._KINDS.items():
+        assert listed[kind] | {"type"} == set(fields) | set(lobby._OPTIONAL[kind]), kind
+        assert optional.get(kind, set()) == set(lobby._OPTIONAL[kind]), kind
+
+
+def test_every_roster_member_field_is_in_the_member_table() -> None:
+    table = _section("A **member entry**", "**Display names.**")
+    rows = [cells for cells in _rows(table)[2:] if len(cells) == 3]
+    assert {name for cells in rows for name in _names(cells[0])} == \
+        set(lobby._MEMBER) | set(lobby._MEMBER_OPTIONAL)
+    assert {name for cells in rows if cells[2].startswith("optional")
+            for name in _names(cells[0])} == set(lobby._MEMBER_OPTIONAL)
+
+
+def test_every_handshake_message_and_field_is_in_the_handshake_table() -> None:
+    listed, _ = _field_table("**Handshake.**", "where the transcript is")
+    assert listed == {"mesh-hello": set(mesh.HELLO_FIELDS),
+                      "mesh-welcome": set(mesh.WELCOME_FIELDS),
+                      "mesh-auth": set(mesh.AUTH_FIELDS)}
+    kinds = set(re.findall(r'"type": "(mesh-[a-z]+)"', (NET / "mesh.py").read_text("utf-8")))
+    assert kinds == set(listed)
+
+
+def test_every_txt_key_is_in_the_txt_table() -> None:
+    table = _section("- **TXT record**", "`A` is the canonical JSON")
+    listed = [name for cells in _rows(table)[2:] for name in _names(cells[0])]
+    assert listed == list(discovery._KEYS)
+    assert f"`{discovery.SERVICE_TYPE}`" in table or discovery.SERVICE_TYPE in _spec()
+
+
+def test_every_label_and_tag_the_net_code_uses_is_in_part_three() -> None:
+    source = _net_source()
+    used = set(re.findall(r'(?:hash32|hash64)\(\s*"([a-z0-9-]+)"', source))
+    used |= set(re.findall(r'^\w*PURPOSE: Final = "([a-z0-9-]+)"', source, re.M))
+    assert {"table-channel", "table-roster", "table-lobby", "table-advert",
+            "mesh-handshake", "transport-sync"} <= used, used
+    table = _section("Labels Part III adds", "## III.1 ")
+    listed = {name for cells in _rows(table)[2:] for name in _names(cells[0])}
+    assert used == listed, used ^ listed
+    doc = json.loads((ROOT / "protocol" / "vectors" / "lobby.json").read_text("utf-8"))
+    assert set(doc["labels"]) == listed
+    tags = set(re.findall(r'encode\(b"([a-z]+/v[0-9]+)"', source))
+    assert tags == {"mesh/v1", "sync/v1"}
+    for tag in tags:
+        assert f'`b"{tag}"`' in _section("Labels Part III adds", "## III.1 "), tag
+
+
+def test_every_prefix_topic_and_frame_kind_is_in_part_three() -> None:
+    part = _section("# Part III: finding and joining a table", "## III.10 Vectors")
+    for prefix in (lobby.PREFIX, guard.PREFIX):
+        text = prefix.decode().replace("\n", "\\n")  # as the document writes it
+        assert f"`{text}`" in part, prefix
+    head = mqtt.topic_prefix(b"\xff").removesuffix(canonical.b64encode(b"\xff"))
+    assert f'P = "{head}" || b64(channel)' in part
+    source = (NET / "mqtt.py").read_text("utf-8")
+    levels = set(re.findall(r'f"\{(?:self\.)?prefix\}/([a-z]+)/', source))
+    assert levels == {"all", "to", "presence"}
+    for level in levels:
+        assert f"`P/{level}/" in part, level
+    for payload in (mqtt.ONLINE, mqtt.OFFLINE):
+        assert f"`{payload.decode()}`" in part
+    for kind in (mesh._DATA, mesh._KEEPALIVE):
+        assert f"`0x{kind.hex()}`" in part
+
+
+@pytest.mark.parametrize(("what", "value"), [
+    ("MAX_PAYLOAD", mqtt.MAX_PAYLOAD), ("MAX_PACKET", mqtt.MAX_PACKET),
+    ("MAX_MESSAGE", lobby.MAX_MESSAGE), ("MAX_HANDSHAKE_FRAME", mesh.MAX_HANDSHAKE_FRAME),
+    ("MAX_FRAME + 1", MAX_FRAME + 1), ("MAX_SEATS", lobby.MAX_SEATS),
+    ("MAX_PLAYER_NAME", lobby.MAX_PLAYER_NAME), ("MAX_OFFERS", lobby.MAX_OFFERS),
+    ("MAX_PENDING", lobby.MAX_PENDING), ("MAX_SIGHTINGS", discovery.MAX_SIGHTINGS),
+    ("MAX_RESOLVING", discovery.MAX_RESOLVING), ("DIAL_ATTEMPTS", peer.DIAL_ATTEMPTS),
+    ("REPLAY_WINDOW (s)", guard.REPLAY_WINDOW // 10**9),
+])
+def test_every_limit_of_the_net_code_is_in_the_limits_table(what: str, value: int) -> None:
+    limits = _section("## III.8 Limits", "## III.9 ")
+    assert re.search(rf"(?<![0-9,]){value:,}(?![0-9,])", limits), (what, value)
