@@ -211,7 +211,8 @@ def _moves(hand: dict[str, object], key: str, number: int) -> list[list[object]]
 
 
 # One branch per move verb, each with its own error message.
-def _decision(game: Game, move: list[object], number: int, index: int) -> Fact:  # noqa: PLR0911, PLR0912
+def _decision(game: Game, move: list[object], number: int,  # noqa: PLR0911, PLR0912
+              index: int) -> Fact:
     names = game.names
     name, verb, args = move[0], move[1], move[2:]
     assert isinstance(name, str)
