@@ -141,7 +141,49 @@ def _seconds(option: str, text: str | None, default: float) -> float:
 
 
 def settings_from(args: argparse.Namespace) -> PeerSettings:
-    """The settings of ``args``; raises ``_BadArgs`` with a one-line reason."""
+    """The settings of ``args``; raises ``_BadArgs`` with a one-line reason (about the
+    first bad option, in the order below)."""
+    offer = _offer(args)
+    transport, broker = _transport(args)
+    try:
+        peers = tuple(PeerAddress.parse(p) for p in args.peer)
+    except ValueError as exc:
+        raise _BadArgs(f"--peer: {exc}") from None
+    if args.bot not in STRATEGIES:
+        raise _BadArgs(f"unknown --bot {args.bot!r}: expected one of {', '.join(STRATEGIES)}")
+    interface = str(args.interface)
+    if not interface or any(c.isspace() for c in interface):
+        raise _BadArgs(f"--interface {interface!r}: give an IP address")
+    try:
+        timeout = float(args.timeout)
+    except ValueError:
+        raise _BadArgs(f"--timeout must be a number of seconds, got {args.timeout!r}") from None
+    if not 0 < timeout < 10**6:
+        raise _BadArgs(f"--timeout {args.timeout}: need a positive number of seconds")
+    limit = _seconds("--limit", args.limit, Timing().limit)
+    decide_limit = _seconds("--decide-limit", args.decide_limit, Timing().decide_limit)
+    creator, admit = _pins(args, offer.seats)
+    log = Path(args.log) if args.log is not None else None
+    if log is not None and not log.exists() and not log.parent.is_dir():
+        raise _BadArgs(f"--log {str(log)!r}: no such directory")
+    player = _player(args)
+    identity = None
+    if args.key is not None:
+        try:
+            identity = load_key(args.key)
+        except (KeyFileError, OSError) as exc:
+            raise _BadArgs(f"--key: {exc}") from None
+    return PeerSettings(
+        offer=offer, create=bool(args.create), transport=transport, broker=broker,
+        peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
+        discover=not args.no_discovery, bot=str(args.bot),
+        hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity,
+        limit=limit, decide_limit=decide_limit, creator=creator, admit=admit, player=player,
+        bot_seat=True)
+
+
+def _offer(args: argparse.Namespace) -> Offer:
+    """The table asked for; a creator's unset terms get their defaults."""
     seats = _peer_int("seats", args.seats, 2, 32)
     ruleset = args.ruleset
     if ruleset is None and args.create:
@@ -160,39 +202,29 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
     if mode is not None and mode not in MODES:
         raise _BadArgs(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
     try:
-        offer = Offer(str(args.table), seats, ruleset, stake, chips, mode)
+        return Offer(str(args.table), seats, ruleset, stake, chips, mode)
     except ValueError as exc:
         raise _BadArgs(str(exc)) from None
+
+
+def _transport(args: argparse.Namespace) -> tuple[str, BrokerUrl | None]:
     transport = str(args.transport)
     if transport not in ("mesh", "mqtt"):
         raise _BadArgs(f"--transport {transport!r}: expected mesh or mqtt")
-    broker = None
-    if transport == "mqtt":
-        if args.broker is None:
-            raise _BadArgs("--transport mqtt needs --broker mqtt://HOST:PORT")
-        try:
-            broker = BrokerUrl.parse(str(args.broker))
-        except ValueError as exc:
-            raise _BadArgs(f"--broker: {exc}") from None
-    elif args.broker is not None:
-        raise _BadArgs("--broker only goes with --transport mqtt")
+    if transport != "mqtt":
+        if args.broker is not None:
+            raise _BadArgs("--broker only goes with --transport mqtt")
+        return transport, None
+    if args.broker is None:
+        raise _BadArgs("--transport mqtt needs --broker mqtt://HOST:PORT")
     try:
-        peers = tuple(PeerAddress.parse(p) for p in args.peer)
+        return transport, BrokerUrl.parse(str(args.broker))
     except ValueError as exc:
-        raise _BadArgs(f"--peer: {exc}") from None
-    if args.bot not in STRATEGIES:
-        raise _BadArgs(f"unknown --bot {args.bot!r}: expected one of {', '.join(STRATEGIES)}")
-    interface = str(args.interface)
-    if not interface or any(c.isspace() for c in interface):
-        raise _BadArgs(f"--interface {interface!r}: give an IP address")
-    try:
-        timeout = float(args.timeout)
-    except ValueError:
-        raise _BadArgs(f"--timeout must be a number of seconds, got {args.timeout!r}") from None
-    if not 0 < timeout < 10**6:
-        raise _BadArgs(f"--timeout {args.timeout}: need a positive number of seconds")
-    limit = _seconds("--limit", args.limit, Timing().limit)
-    decide_limit = _seconds("--decide-limit", args.decide_limit, Timing().decide_limit)
+        raise _BadArgs(f"--broker: {exc}") from None
+
+
+def _pins(args: argparse.Namespace, seats: int) -> tuple[str | None, frozenset[str] | None]:
+    """A joiner's ``--creator`` and a creator's ``--admit``."""
     creator = None
     if args.creator is not None:
         if args.create:
@@ -205,28 +237,17 @@ def settings_from(args: argparse.Namespace) -> PeerSettings:
         admit = frozenset(_fingerprint("--admit", str(a), "a joiner's") for a in args.admit)
         if len(admit) > seats - 1:
             raise _BadArgs(f"--admit names {len(admit)} keys for {seats - 1} open seats")
-    log = Path(args.log) if args.log is not None else None
-    if log is not None and not log.exists() and not log.parent.is_dir():
-        raise _BadArgs(f"--log {str(log)!r}: no such directory")
-    player = ""
-    if args.name is not None:
-        player = str(args.name)
-        problem = player_name_problem(player)
-        if problem:
-            raise _BadArgs(f"--name: {problem}")
-    identity = None
-    if args.key is not None:
-        try:
-            identity = load_key(args.key)
-        except (KeyFileError, OSError) as exc:
-            raise _BadArgs(f"--key: {exc}") from None
-    return PeerSettings(
-        offer=offer, create=bool(args.create), transport=transport, broker=broker,
-        peers=peers, interface=interface, port=_peer_int("port", args.port, 0, 65535),
-        discover=not args.no_discovery, bot=str(args.bot),
-        hands=_peer_int("hands", args.hands, 0), log=log, timeout=timeout, identity=identity,
-        limit=limit, decide_limit=decide_limit, creator=creator, admit=admit, player=player,
-        bot_seat=True)
+    return creator, admit
+
+
+def _player(args: argparse.Namespace) -> str:
+    if args.name is None:
+        return ""
+    player = str(args.name)
+    problem = player_name_problem(player)
+    if problem:
+        raise _BadArgs(f"--name: {problem}")
+    return player
 
 
 def _fingerprint(option: str, text: str, whose: str) -> str:

@@ -210,7 +210,9 @@ def _moves(hand: dict[str, object], key: str, number: int) -> list[list[object]]
     return raw
 
 
-def _decision(game: Game, move: list[object], number: int, index: int) -> Fact:
+# One branch per move verb, each with its own error message.
+def _decision(game: Game, move: list[object], number: int,  # noqa: PLR0911, PLR0912
+              index: int) -> Fact:
     names = game.names
     name, verb, args = move[0], move[1], move[2:]
     assert isinstance(name, str)
@@ -265,7 +267,8 @@ def _decision(game: Game, move: list[object], number: int, index: int) -> Fact:
     raise _fail(f"{name} cannot {verb!r} now: {who} was expected to {want}", number, index)
 
 
-def _play_hand(game: Game, hand: object, number: int) -> dict[str, object]:
+# The hand file's shape checks, then one branch per phase kind.
+def _play_hand(game: Game, hand: object, number: int) -> dict[str, object]:  # noqa: PLR0912
     if not isinstance(hand, dict):
         raise _fail("a hand must be a JSON object", number)
     unknown = sorted(set(hand) - _HAND_KEYS)

@@ -254,6 +254,162 @@ class _Model:
         return risk
 
 
+class _Walk:
+    """What follows the bot's choice on its own turn (:meth:`TableAwareBot.risks`): the
+    showdown models of the others and the risks of staying, drawing and each answer to an
+    offer, memoised by the distributions they are about (which live as long as the walk)."""
+
+    def __init__(self, game: Game, mine_v: int, pool: Sequence[int], live: list[int],
+                 now: dict[int, Dist], final: dict[int, Dist], known: dict[int, Rank],
+                 mine: list[int]) -> None:
+        opts = game.options
+        pos = game.turn
+        self.game = game
+        self.opts = opts
+        self.pos = pos
+        self.mine_v = mine_v
+        self.pool = pool
+        self.now = now
+        self.known = known
+        self.mine = mine
+        killers = _killers(opts)
+        lowest = opts.showdown is ShowdownRule.LOWEST
+        n_live = len(live) + 1
+        self.after = [p for p in live if p > pos]
+        target = self.after[0] if self.after else None
+        self.target = target
+        self.everyone = _Model([final[p] for p in live], killers, lowest, n_live)
+        self.others = _Model([final[p] for p in live if p != target], killers, lowest,
+                             n_live)
+        self.frozen = _Model([now[p] for p in live], killers, lowest, n_live)
+        # Only answers use it, and only with a target.
+        self.frozen_others = self.frozen if target is None else _Model(
+            [now[p] for p in live if p != target], killers, lowest, n_live)
+        self.drawn: dict[int, float] = {}
+        self.answered: dict[tuple[Rank, int, int, int], float] = {}
+
+    def stay(self, extra: Dist | None) -> float:
+        if self.target is not None:
+            return self.others.risk(self.mine_v, extra)
+        return self.everyone.risk(self.mine_v)
+
+    def previous_value(self) -> int | None:
+        if len(self.mine) < 2:
+            return None
+        old = self.known.get(self.mine[-2])
+        return None if old is None else value_index(old, len(self.mine) > 2)
+
+    def dealt_value(self) -> int:
+        first = self.known.get(self.mine[0]) if self.mine else None
+        return self.mine_v if first is None else int(first) + 1
+
+    def draw(self, pass_dist: Dist | None) -> float:
+        """Risk of turning up stock cards (the offer reached the stock)."""
+        key = 0 if pass_dist is None else id(pass_dist)
+        cached = self.drawn.get(key)
+        if cached is None:
+            cached = self.drawn[key] = self._draw(pass_dist)
+        return cached
+
+    def _draw(self, pass_dist: Dist | None) -> float:
+        opts = self.opts
+        stock = [float(c) for c in self.pool]
+        total = sum(stock)
+        if total <= 0.0:
+            return self.stay(pass_dist)
+        redraw = opts.stock_pass is StockPass.DRAW_NEXT
+        if redraw:
+            for skipped in _PASSERS:
+                total -= stock[skipped]
+                stock[skipped] = 0.0
+            if total <= 0.0:
+                return self.stay(pass_dist)
+        risk = 0.0
+        for r in range(len(stock)):
+            weight = stock[r]
+            if not weight:
+                continue
+            risk += weight / total * self._turned(RANKS[r], pass_dist)
+        return risk
+
+    def _turned(self, card: Rank, pass_dist: Dist | None) -> float:
+        """Risk once ``card`` is turned up from the stock."""
+        if card is _HUSAR:
+            return 1.0
+        if card is _HUSU:
+            return self.svinhugg(pass_dist)
+        if card is _KUKU:
+            if self.opts.stock_kuku is StockKuku.REVERT_ALL:
+                return self.frozen.risk(self.dealt_value())
+            return self.stay(pass_dist)
+        if card in _PASSERS:
+            return self.stay(pass_dist)
+        # Taken; a kille from the stock is the highest card.
+        v = int(card) + 1
+        return self.others.risk(v, pass_dist) if self.target is not None else (
+            self.everyone.risk(v))
+
+    def svinhugg(self, extra: Dist | None) -> float:
+        if self.opts.husu is not HusuEffect.SVINHUGG or not self.game.as_target[self.pos]:
+            return 1.0
+        back = self.previous_value()
+        if back is None:
+            return 1.0
+        if self.target is not None:
+            return self.others.risk(back, extra)
+        return self.everyone.risk(back)
+
+    def answer(self, card: Rank, responder: int, depth: int, held: Dist) -> float:
+        """Risk once ``responder`` answers with ``card``; ``held`` is what the target
+        ends with if ``responder`` exchanges with me."""
+        key = (card, responder, depth, id(held))
+        cached = self.answered.get(key)
+        if cached is None:
+            cached = self.answered[key] = self._answer(card, responder, depth, held)
+        return cached
+
+    # One return per kind of answer card, each with its own rule effect.
+    def _answer(self, card: Rank, responder: int, depth: int, held: Dist) -> float:  # noqa: PLR0911
+        opts, target = self.opts, self.target
+        if card is _HUSAR:
+            return 1.0
+        if card is _HUSU:
+            return self.svinhugg(_point(int(_HUSU) + 1) if responder == target else held)
+        if card is _KUKU:
+            shown = _point(int(_KUKU) + 1) if responder == target else held
+            if opts.kuku is KukuEffect.REVERT_ALL:
+                return self.frozen_others.risk(self.dealt_value(), shown)
+            return self.frozen_others.risk(self.mine_v, shown)
+        if card is _KILLE:
+            if opts.swapped_kille is SwappedKille.DIES:
+                return 1.0
+            return self.others.risk(SWAPPED_KILLE, held)
+        if card in _PASSERS:
+            # "Förbi": the target keeps its card, the offer goes on.
+            passer = _point(int(card) + 1) if responder == target else held
+            return self._passed(responder, depth, passer)
+        # A plain exchange: I take the card.
+        return self.others.risk(int(card) + 1, held)
+
+    def _passed(self, responder: int, depth: int, passer: Dist) -> float:
+        """Risk once ``responder`` passes the offer on (the next one answers, or the
+        stock)."""
+        nxt = [p for p in self.after if p > responder]
+        if not nxt:
+            return self.draw(passer)
+        if depth >= 2:
+            return self.stay(passer)
+        dist = self.now[nxt[0]]
+        total = sum(dist)
+        if total <= 0.0:
+            return self.stay(passer)
+        return sum(
+            prob * self.answer(_KILLE if i == SWAPPED_KILLE else RANKS[i - 1], nxt[0],
+                               depth + 1, passer)
+            for i, prob in enumerate(dist) if prob
+        ) / total
+
+
 class Chooser(Protocol):
     """Injected randomness (``random.Random`` fits)."""
 
@@ -310,7 +466,8 @@ class TableAwareBot(Strategy):
 
     # ------------------------------------------------------------- what it sees
 
-    def observe(self, fact: Fact, view: SeatView) -> None:
+    # One branch per kind of fact the bot learns from, then the phase it leaves us in.
+    def observe(self, fact: Fact, view: SeatView) -> None:  # noqa: PLR0912
         game = view.game
         kind = type(fact)
         if kind is Deal:
@@ -493,7 +650,6 @@ class TableAwareBot(Strategy):
     def risks(self, view: SeatView) -> tuple[float, float]:
         """(risk if it keeps, risk if it swaps or draws), on its own turn."""
         game = view.game
-        opts = game.options
         pos = game.turn
         rank = view.rank
         if rank is None:
@@ -504,11 +660,8 @@ class TableAwareBot(Strategy):
         mine_v = value_index(rank, view.swapped)
         pool = self._pool()
         plain = self._plain_dist(pool)
-        killers = _killers(opts)
-        lowest = opts.showdown is ShowdownRule.LOWEST
         live = [p for p in range(len(alive)) if alive[p] and p != pos]
-        n_live = len(live) + 1
-        if n_live == 1:
+        if len(live) + 1 == 1:
             return 0.0, 0.0  # the last live player of a hand cannot die in it
         now: dict[int, Dist] = {}
         final: dict[int, Dist] = {}
@@ -516,145 +669,23 @@ class TableAwareBot(Strategy):
             dist = self._token_dist(game.hold[p], via[p], pool, order[p])
             now[p] = dist
             final[p] = dist if p < pos else self._final(dist, order[p], plain)
-        after = [p for p in live if p > pos]
-        target = after[0] if after else None
-
-        everyone = _Model([final[p] for p in live], killers, lowest, n_live)
-        keep_risk = everyone.risk(mine_v)
-        others = _Model([final[p] for p in live if p != target], killers, lowest,
-                        n_live)
-        frozen = _Model([now[p] for p in live], killers, lowest, n_live)
-
-        def stay(extra: Dist | None) -> float:
-            return others.risk(mine_v, extra) if target is not None else everyone.risk(mine_v)
-
-        def previous_value() -> int | None:
-            if len(self._mine) < 2:
-                return None
-            old = self._known.get(self._mine[-2])
-            return None if old is None else value_index(old, len(self._mine) > 2)
-
-        def dealt_value() -> int:
-            first = self._known.get(self._mine[0]) if self._mine else None
-            return mine_v if first is None else int(first) + 1
-
-        drawn: dict[int, float] = {}
-
-        def draw(pass_dist: Dist | None) -> float:
-            """Risk of turning up stock cards (the offer reached the stock)."""
-            key = 0 if pass_dist is None else id(pass_dist)
-            cached = drawn.get(key)
-            if cached is None:
-                cached = drawn[key] = draw_uncached(pass_dist)
-            return cached
-
-        def draw_uncached(pass_dist: Dist | None) -> float:
-            stock = [float(c) for c in pool]
-            total = sum(stock)
-            if total <= 0.0:
-                return stay(pass_dist)
-            redraw = opts.stock_pass is StockPass.DRAW_NEXT
-            if redraw:
-                for skipped in _PASSERS:
-                    total -= stock[skipped]
-                    stock[skipped] = 0.0
-                if total <= 0.0:
-                    return stay(pass_dist)
-            risk = 0.0
-            for r in range(len(stock)):
-                weight = stock[r]
-                if not weight:
-                    continue
-                card = RANKS[r]
-                if card is _HUSAR:
-                    outcome = 1.0
-                elif card is _HUSU:
-                    outcome = svinhugg(pass_dist)
-                elif card is _KUKU:
-                    if opts.stock_kuku is StockKuku.REVERT_ALL:
-                        outcome = frozen.risk(dealt_value())
-                    else:
-                        outcome = stay(pass_dist)
-                elif card in _PASSERS:
-                    outcome = stay(pass_dist)
-                else:
-                    # Taken; a kille from the stock is the highest card.
-                    v = int(card) + 1
-                    outcome = others.risk(v, pass_dist) if target is not None else (
-                        everyone.risk(v))
-                risk += weight / total * outcome
-            return risk
-
-        def svinhugg(extra: Dist | None) -> float:
-            if opts.husu is not HusuEffect.SVINHUGG or not game.as_target[pos]:
-                return 1.0
-            back = previous_value()
-            if back is None:
-                return 1.0
-            return others.risk(back, extra) if target is not None else everyone.risk(back)
-
+        walk = _Walk(game, mine_v, pool, live, now, final, self._known, self._mine)
+        keep_risk = walk.everyone.risk(mine_v)
+        target = walk.target
         if target is None:
-            return keep_risk, draw(None)
+            return keep_risk, walk.draw(None)
 
         # The target ends with my old card: it keeps it at its threshold, else swaps on.
         gets_mine = self._final(_point(mine_v), order[target], plain)
-        frozen_others = _Model([now[p] for p in live if p != target], killers, lowest,
-                               n_live)
-
-        answered: dict[tuple[Rank, int, int, int], float] = {}
-
-        def answer(card: Rank, responder: int, depth: int, held: Dist) -> float:
-            """Risk once ``responder`` answers with ``card``; ``held`` is what the target
-            ends with if ``responder`` exchanges with me."""
-            key = (card, responder, depth, id(held))
-            cached = answered.get(key)
-            if cached is None:
-                cached = answered[key] = answer_uncached(card, responder, depth, held)
-            return cached
-
-        def answer_uncached(card: Rank, responder: int, depth: int, held: Dist) -> float:
-            if card is _HUSAR:
-                return 1.0
-            if card is _HUSU:
-                return svinhugg(_point(int(_HUSU) + 1) if responder == target else held)
-            if card is _KUKU:
-                shown = _point(int(_KUKU) + 1) if responder == target else held
-                if opts.kuku is KukuEffect.REVERT_ALL:
-                    return frozen_others.risk(dealt_value(), shown)
-                return frozen_others.risk(mine_v, shown)
-            if card is _KILLE:
-                if opts.swapped_kille is SwappedKille.DIES:
-                    return 1.0
-                return others.risk(SWAPPED_KILLE, held)
-            if card in _PASSERS:
-                # "Förbi": the target keeps its card, the offer goes on.
-                passer = _point(int(card) + 1) if responder == target else held
-                nxt = [p for p in after if p > responder]
-                if not nxt:
-                    return draw(passer)
-                if depth >= 2:
-                    return stay(passer)
-                dist = now[nxt[0]]
-                total = sum(dist)
-                if total <= 0.0:
-                    return stay(passer)
-                return sum(
-                    prob * answer(_KILLE if i == SWAPPED_KILLE else RANKS[i - 1], nxt[0],
-                                  depth + 1, passer)
-                    for i, prob in enumerate(dist) if prob
-                ) / total
-            # A plain exchange: I take the card.
-            return others.risk(int(card) + 1, held)
-
         dist = now[target]
         mass = sum(dist)
         if mass <= 0.0:
-            return keep_risk, stay(final[target])
+            return keep_risk, walk.stay(final[target])
         swap_risk = 0.0
         for i, prob in enumerate(dist):
             if prob:
                 card = _KILLE if i == SWAPPED_KILLE else RANKS[i - 1]
-                swap_risk += prob / mass * answer(card, target, 0, gets_mine)
+                swap_risk += prob / mass * walk.answer(card, target, 0, gets_mine)
         return keep_risk, swap_risk
 
     def _current_risk(self, view: SeatView) -> float:

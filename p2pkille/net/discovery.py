@@ -206,7 +206,8 @@ class TableAdvert:
         return advert
 
 
-def _problem(advert: TableAdvert) -> str:
+# One return per advert field that can be wrong.
+def _problem(advert: TableAdvert) -> str:  # noqa: PLR0911
     """What is wrong with an advert's fields, or ``""``."""
     if not 1 <= len(advert.table) <= MAX_TABLE_ID_SIZE:
         return f"table id of {len(advert.table)} bytes"

@@ -232,32 +232,38 @@ class Driver:
                               "expected a sequence")
         for output in outputs:
             if isinstance(output, Send):
-                if not isinstance(output.data, bytes):
-                    raise DriverError(f"node {self.name!r}: a Send from {call} carries "
-                                      f"{type(output.data).__name__}, not bytes")
-                self.sent += 1
-                if output.to == self.name:
-                    self._loop_back(output.data)
-                    continue
-                data = output.data if self.guard is None else self.guard.wrap(output.data)
-                if not repair:
-                    self.transport.send(output.to, data)
-                elif self.guard is None or output.to is None \
-                        or self.guard.charge(output.to, len(data)):
-                    if self._lane is not None:
-                        self._lane.send_repair(output.to, data)
-                    else:
-                        self.transport.send(output.to, data)
+                self._send(output, call, repair=repair)
             elif isinstance(output, WakeAt):
-                at: object = output.at
-                if isinstance(at, bool) or not isinstance(at, int | float) \
-                        or not math.isfinite(at):
-                    raise DriverError(f"node {self.name!r} returned WakeAt({at!r}) from {call}; "
-                                      "need a finite time")
-                if at not in self._deadline_set:
-                    self._deadline_set.add(float(at))
-                    heapq.heappush(self._deadlines, float(at))
-                    self._arm()
+                self._wake_at(output, call)
             else:
                 raise DriverError(f"node {self.name!r} returned {output!r} from {call}; "
                                   "expected Send or WakeAt")
+
+    def _send(self, output: Send, call: str, *, repair: bool) -> None:
+        if not isinstance(output.data, bytes):
+            raise DriverError(f"node {self.name!r}: a Send from {call} carries "
+                              f"{type(output.data).__name__}, not bytes")
+        self.sent += 1
+        if output.to == self.name:
+            self._loop_back(output.data)
+            return
+        data = output.data if self.guard is None else self.guard.wrap(output.data)
+        if not repair:
+            self.transport.send(output.to, data)
+        elif self.guard is None or output.to is None \
+                or self.guard.charge(output.to, len(data)):
+            if self._lane is not None:
+                self._lane.send_repair(output.to, data)
+            else:
+                self.transport.send(output.to, data)
+
+    def _wake_at(self, output: WakeAt, call: str) -> None:
+        at: object = output.at
+        if isinstance(at, bool) or not isinstance(at, int | float) \
+                or not math.isfinite(at):
+            raise DriverError(f"node {self.name!r} returned WakeAt({at!r}) from {call}; "
+                              "need a finite time")
+        if at not in self._deadline_set:
+            self._deadline_set.add(float(at))
+            heapq.heappush(self._deadlines, float(at))
+            self._arm()

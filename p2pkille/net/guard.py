@@ -198,7 +198,8 @@ class Guard:
                         reason, total)
         return None
 
-    def _check(self, sender: str, data: bytes) -> tuple[bytes | None, str]:
+    # One return per reason a sync is refused (counted apart).
+    def _check(self, sender: str, data: bytes) -> tuple[bytes | None, str]:  # noqa: PLR0911
         """The sync in ``data``, or ``None`` and why not."""
         key = self.members.get(sender)
         if key is None:

@@ -136,7 +136,7 @@ class LobbyError(RemoteProtocolError):
     """A lobby message that is malformed, unsigned, or not for this table."""
 
 
-def player_name_problem(name: object) -> str:
+def player_name_problem(name: object) -> str:  # noqa: PLR0911  one return per rule a name can break
     """Why ``name`` cannot be a player's display name, or ``""``: it must be 1 to
     :data:`MAX_PLAYER_NAME` printable characters (no control or format character, which
     could move the cursor or reorder what a screen shows), at most 64 bytes of UTF-8,
@@ -604,7 +604,8 @@ class Lobby:
         log.info("lobby: %s offers %s", terms.fingerprint, terms)
         return []
 
-    def _on_join(self, message: LobbyMessage, now: float) -> list[Send]:
+    # One branch per join case: another table's, a repeat, admitted, asked.
+    def _on_join(self, message: LobbyMessage, now: float) -> list[Send]:  # noqa: PLR0911, PLR0912
         body, wire = message.body, message.wire
         delivery = check_delivery_key(canonical.get_bytes(
             body, "delivery", what="lobby join", size=32, evidence=wire))

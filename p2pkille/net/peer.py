@@ -375,215 +375,292 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     """The peer; keeps ``where[0]`` saying what it is waiting for (for a time-out)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
-    offer = settings.offer
     decider = settings.decider if settings.decider is not None else make_bot(
         settings.bot, random.Random(secrets.randbits(64)))
-    resumed: LoggedNode | None = None
-    if settings.log is not None and settings.log.exists():
-        # A restart after a crash: the log holds the table, our keys and our secret seed.
-        try:
-            resumed = restart_from_log(settings.log, decider, timing=settings.timing)
-        except LogError as exc:
-            raise PeerError(f"cannot resume from {str(settings.log)!r}: {exc}") from None
-        if resumed.node.config.name != offer.name:
-            raise PeerError(f"the log {str(settings.log)!r} is of table "
-                            f"{resumed.node.config.name!r}, not {offer.name!r}")
-        identity = resumed.node.identity
-        if resumed.name != peer_name(identity.public):
-            raise PeerError(f"the log {str(settings.log)!r} is of node {resumed.name!r}, not "
-                            "of a network peer (named by its key)")
-    else:
-        identity = settings.identity or Identity.from_seed(secrets.token_bytes(32))
+    resumed = _resume(settings, decider)
+    identity = resumed.node.identity if resumed is not None \
+        else settings.identity or Identity.from_seed(secrets.token_bytes(32))
     delivery = DeliveryKeyPair.generate(SystemRng())
-    name = peer_name(identity.public)
-    channel = channel_id(offer.name)
     board = _Switchboard()
-    transport: Mesh | MqttTransport
-    if settings.transport == "mesh":
-        members = resumed.node.config.identities if resumed is not None else None
-        transport = Mesh(identity, channel, members, host=settings.interface,
-                         port=settings.port, peers=settings.peers, backoff_max=1.0,
-                         on_presence=settings.on_presence)
-    else:
-        if settings.broker is None:
-            raise ValueError("the mqtt transport needs a broker")
-        transport = MqttTransport(name, channel, settings.broker)
+    transport = _transport(settings, identity, resumed)
     table = secrets.token_bytes(16) if settings.create and resumed is None else None
-    advertiser: Advertiser | None = None
-    zc: AsyncZeroconf | None = None
-    logged: LoggedNode | None = resumed
+    run = _Run(settings, progress, where, loop, started, identity, transport, board,
+               logged=resumed)
     try:
         async with asyncio.TaskGroup() as tg:
             carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
-            tasks: list[asyncio.Task[None]] = []
             try:
-                await transport.wait_ready()
-                address = str(transport.address) if isinstance(transport, Mesh) else ""
-                state: dict[str, object] = {}  # what the discovery feed dials: see _wanted
-                if isinstance(transport, Mesh) and settings.discover:
-                    zc = open_zeroconf([settings.interface])
-                    tasks.append(tg.create_task(
-                        _feed(zc, transport, lambda s: _wanted(s, offer.name, identity, state)),
-                        name="peer:discover"))
-                inner: Node
-                if resumed is not None:
-                    node, inner = resumed.node, resumed
-                    config = node.config
-                    state["members"] = {k.fingerprint for k in config.identities}
-                    lobby_s = 0.0
-                    progress(f"resuming table {config.name!r} from {str(settings.log)!r}: "
-                             f"{len(node.transcript.accepted)} envelopes logged")
-                    if zc is not None and isinstance(transport, Mesh):
-                        # The log does not say who created the table: a resumed peer
-                        # advertises itself as the creator of its row.
-                        advertiser = Advertiser(zc, TableAdvert(
-                            config.table_id, config.name, config.ruleset, config.stake,
-                            len(config.members), len(config.members),
-                            identity.public.fingerprint), transport.port, [settings.interface],
-                            identity)
-                        tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
-                else:
-                    lobby = Lobby(identity, delivery.public, offer, table=table, address=address,
-                                  creator=None if table is not None else settings.creator,
-                                  admit=settings.admit, ask=settings.ask, choose=settings.choose,
-                                  player=settings.player, bot=settings.is_bot)
-                    state["lobby"] = lobby
-                    if settings.on_lobby is not None:
-                        settings.on_lobby(lobby)
-
-                    def on_lobby(sender: str, data: bytes) -> None:
-                        for out in lobby.receive(sender, data, loop.time()):
-                            transport.send(out.to, out.data)
-
-                    board.on_lobby = on_lobby
-                    if zc is not None and table is not None and isinstance(transport, Mesh):
-                        advertiser = Advertiser(zc, _advert(lobby, table, identity), transport.port,
-                                                [settings.interface], identity)
-                        tasks.append(tg.create_task(_advertise(advertiser), name="peer:advertise"))
-                    progress(f"looking for table {offer.name!r} ({offer.seats} seats) as "
-                             f"{identity.public.fingerprint}"
-                             + (f" on {address}" if address else f" via {settings.broker}"))
-                    told, said = 0, set[str]()
-                    advertised = lobby.taken
-                    updating: asyncio.Task[None] | None = None
-                    while not lobby.formed:
-                        where[0] = _lobby_state(lobby)
-                        told = _tell_refused(lobby, told, said, settings.creator, progress)
-                        for out in lobby.tick(loop.time()):
-                            transport.send(out.to, out.data)
-                        if lobby.ambiguous:
-                            raise AmbiguousTable(offer.name, lobby.ambiguous)
-                        if advertiser is not None and table is not None \
-                                and lobby.taken != advertised \
-                                and (updating is None or updating.done()):
-                            # The listing counts the seats as the creator does.
-                            advertised = lobby.taken
-                            updating = tg.create_task(
-                                _update(advertiser, _advert(lobby, table, identity)),
-                                name="peer:advertise")
-                            tasks.append(updating)
-                        await asyncio.sleep(0.02)
-                    _tell_refused(lobby, told, said, settings.creator, progress)
-                    config = lobby.config()
-                    state["members"] = {k.fingerprint for k in config.identities}
-                    lobby_s = loop.time() - started
-                    if isinstance(transport, Mesh):
-                        transport.set_members(config.identities)
-                        for peer in lobby.peers():
-                            transport.add_peer(peer)
-                    if zc is not None and isinstance(transport, Mesh):
-                        formed = _advert(lobby, config.table_id, identity)
-                        if advertiser is None:
-                            advertiser = Advertiser(zc, formed, transport.port,
-                                                    [settings.interface], identity)
-                            tasks.append(tg.create_task(_advertise(advertiser),
-                                                        name="peer:advertise"))
-                        else:
-                            if updating is not None:
-                                updating.cancel()  # the formed table's advert comes last
-                            tasks.append(tg.create_task(_update(advertiser, formed),
-                                                        name="peer:advertise"))
-                    factory = settings.node_factory or TableNode
-                    node = factory(name, identity, delivery, config, decider,
-                                   secrets.token_bytes(32), settings.timing)
-                    inner = node
-                    if settings.log is not None:
-                        logged = LoggedNode(node, settings.log)
-                    elif settings.log_to is not None:
-                        logged = settings.log_to(node)
-                    if logged is not None:
-                        inner = logged
-                    progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
-                             f"{len(config.members)} members")
-                if isinstance(transport, MqttTransport):
-                    transport.set_members(peer_name(k) for k in config.identities)
-                watch = _Watch(inner, node, settings.hands)
-                # Over MQTT a topic names its author only on the broker's word: syncs go signed.
-                guard = Guard(identity, config.table_id, config.identities,
-                              signed=isinstance(transport, MqttTransport))
-                driver = Driver(watch, _Attached(transport, board), guard=guard)
-                if settings.on_node is not None:
-                    settings.on_node(node, driver)
-                driving = tg.create_task(driver.run(), name="peer:driver")
-                reported = 0
-                want = settings.hands
-                while not (node.done or (want and len(node.outcomes) >= want)):
-                    where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
-                        f"{len(node.outcomes) + 1}"
-                    reported = _report(node, reported, progress)
-                    if driving.done():
-                        driving.result()
-                        raise PeerError("the driver stopped")
-                    await asyncio.sleep(0.02)
-                _report(node, reported, progress)
-                finished = loop.time()
-                target = watch.target()
-                linger_until = finished + settings.linger
-                where[0] = "waiting for the others to hold our last hand"
-                while not watch.caught_up(target) and loop.time() < linger_until:
-                    await asyncio.sleep(0.05)
-                # Say what we hold once more, so peers waiting on us can leave too.
-                driver.send(None, watch.sync())
-                await asyncio.sleep(0.2)
-                driver.stop()
-                await driving
-                progress(f"traffic: {_traffic(guard, driver, transport, board)}")
-                if logged is not None:
-                    logged.close()
-                hands = node.outcomes[:want] if want else list(node.outcomes)
-                view = node.view
-                winner = None
-                # A winner only if the game ended within the hands we report (we may have
-                # played on while lingering).
-                if view is not None and view.game.winner is not None and node.done \
-                        and not (want and len(node.outcomes) > want):
-                    winner = node.names[view.game.winner]
-                seat = node.my_seat
-                return PeerResult(
-                    seat=seat_name(seat) if seat is not None else "",
-                    hands=hands, winner=winner, table=config.table_id,
-                    envelopes=driver.received, wall_s=finished - started - lobby_s,
-                    lobby_s=lobby_s,
-                    extra={"sent": node.sent_envelopes, "linger_s": loop.time() - finished},
-                    spectated_from=_spectated_from(node, hands), mode=config.mode)
+                return await run.play(tg, resumed, delivery, decider, table)
             finally:
-                board.on_lobby = None
-                for task in tasks:
-                    task.cancel()
-                if advertiser is not None:
-                    with contextlib.suppress(Exception):
-                        async with asyncio.timeout(2):
-                            await advertiser.stop()
-                if zc is not None:
-                    with contextlib.suppress(Exception):
-                        async with asyncio.timeout(2):
-                            await zc.async_close()
+                await run.stop()
                 carrier.cancel()
     finally:
         # Closed once every task is over, whatever ended the game (a player who quits
         # cancels us): what the node accepted is on disk for `p2pkille verify`.
-        if logged is not None:
-            logged.close()
+        if run.logged is not None:
+            run.logged.close()
+
+
+def _resume(settings: PeerSettings, decider: Decider) -> LoggedNode | None:
+    """The node of a restart after a crash (the log holds the table, our keys and our
+    secret seed), or ``None`` when there is no log to resume from."""
+    if settings.log is None or not settings.log.exists():
+        return None
+    offer = settings.offer
+    try:
+        resumed = restart_from_log(settings.log, decider, timing=settings.timing)
+    except LogError as exc:
+        raise PeerError(f"cannot resume from {str(settings.log)!r}: {exc}") from None
+    if resumed.node.config.name != offer.name:
+        raise PeerError(f"the log {str(settings.log)!r} is of table "
+                        f"{resumed.node.config.name!r}, not {offer.name!r}")
+    identity = resumed.node.identity
+    if resumed.name != peer_name(identity.public):
+        raise PeerError(f"the log {str(settings.log)!r} is of node {resumed.name!r}, not "
+                        "of a network peer (named by its key)")
+    return resumed
+
+
+def _transport(settings: PeerSettings, identity: Identity,
+               resumed: LoggedNode | None) -> Mesh | MqttTransport:
+    """The transport on the table name's channel (a resumed mesh takes only the members)."""
+    channel = channel_id(settings.offer.name)
+    if settings.transport == "mesh":
+        members = resumed.node.config.identities if resumed is not None else None
+        return Mesh(identity, channel, members, host=settings.interface,
+                    port=settings.port, peers=settings.peers, backoff_max=1.0,
+                    on_presence=settings.on_presence)
+    if settings.broker is None:
+        raise ValueError("the mqtt transport needs a broker")
+    return MqttTransport(peer_name(identity.public), channel, settings.broker)
+
+
+@dataclass(eq=False)
+class _Run:
+    """One run of a peer, phase by phase (lobby or resume, play, linger), and what it
+    started that must be stopped however the run ends: tasks, advert, zeroconf, log."""
+
+    settings: PeerSettings
+    progress: Callable[[str], None]
+    where: list[str]
+    loop: asyncio.AbstractEventLoop
+    started: float
+    identity: Identity
+    transport: Mesh | MqttTransport
+    board: _Switchboard
+    logged: LoggedNode | None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    advertiser: Advertiser | None = None
+    zc: AsyncZeroconf | None = None
+    state: dict[str, object] = field(default_factory=dict)
+    """What the discovery feed dials: see :func:`_wanted`."""
+
+    async def play(self, tg: asyncio.TaskGroup, resumed: LoggedNode | None,
+                   delivery: DeliveryKeyPair, decider: Decider,
+                   table: bytes | None) -> PeerResult:
+        transport = self.transport
+        await transport.wait_ready()
+        address = str(transport.address) if isinstance(transport, Mesh) else ""
+        if isinstance(transport, Mesh) and self.settings.discover:
+            self.zc = open_zeroconf([self.settings.interface])
+            name, identity, state = self.settings.offer.name, self.identity, self.state
+            self.tasks.append(tg.create_task(
+                _feed(self.zc, transport, lambda s: _wanted(s, name, identity, state)),
+                name="peer:discover"))
+        if resumed is not None:
+            node, config, lobby_s = self._resumed(tg, resumed), resumed.node.config, 0.0
+        else:
+            node, config, lobby_s = await self._form(tg, delivery, decider, table, address)
+        inner: Node = self.logged if self.logged is not None else node
+        if isinstance(transport, MqttTransport):
+            transport.set_members(peer_name(k) for k in config.identities)
+        return await self._hands(tg, node, inner, config, lobby_s)
+
+    def _resumed(self, tg: asyncio.TaskGroup, resumed: LoggedNode) -> TableNode:
+        node = resumed.node
+        config = node.config
+        self.state["members"] = {k.fingerprint for k in config.identities}
+        self.progress(f"resuming table {config.name!r} from {str(self.settings.log)!r}: "
+                      f"{len(node.transcript.accepted)} envelopes logged")
+        if self.zc is not None and isinstance(self.transport, Mesh):
+            # The log does not say who created the table: a resumed peer
+            # advertises itself as the creator of its row.
+            self.advertiser = Advertiser(self.zc, TableAdvert(
+                config.table_id, config.name, config.ruleset, config.stake,
+                len(config.members), len(config.members),
+                self.identity.public.fingerprint), self.transport.port,
+                [self.settings.interface], self.identity)
+            self.tasks.append(tg.create_task(_advertise(self.advertiser),
+                                             name="peer:advertise"))
+        return node
+
+    async def _form(self, tg: asyncio.TaskGroup, delivery: DeliveryKeyPair,
+                    decider: Decider, table: bytes | None,
+                    address: str) -> tuple[TableNode, TableConfig, float]:
+        """The lobby until the table is formed, then its node (and log)."""
+        lobby = self._lobby(tg, delivery, table, address)
+        updating = await self._wait_formed(tg, lobby, table)
+        config = lobby.config()
+        self.state["members"] = {k.fingerprint for k in config.identities}
+        lobby_s = self.loop.time() - self.started
+        self._seated(tg, lobby, config, updating)
+        factory = self.settings.node_factory or TableNode
+        node = factory(peer_name(self.identity.public), self.identity, delivery, config,
+                       decider, secrets.token_bytes(32), self.settings.timing)
+        if self.settings.log is not None:
+            self.logged = LoggedNode(node, self.settings.log)
+        elif self.settings.log_to is not None:
+            self.logged = self.settings.log_to(node)
+        self.progress(f"table {config.name!r} formed in {lobby_s:.1f} s: "
+                      f"{len(config.members)} members")
+        return node, config, lobby_s
+
+    def _lobby(self, tg: asyncio.TaskGroup, delivery: DeliveryKeyPair, table: bytes | None,
+               address: str) -> Lobby:
+        settings, identity, transport = self.settings, self.identity, self.transport
+        lobby = Lobby(identity, delivery.public, settings.offer, table=table, address=address,
+                      creator=None if table is not None else settings.creator,
+                      admit=settings.admit, ask=settings.ask, choose=settings.choose,
+                      player=settings.player, bot=settings.is_bot)
+        self.state["lobby"] = lobby
+        if settings.on_lobby is not None:
+            settings.on_lobby(lobby)
+        loop = self.loop
+
+        def on_lobby(sender: str, data: bytes) -> None:
+            for out in lobby.receive(sender, data, loop.time()):
+                transport.send(out.to, out.data)
+
+        self.board.on_lobby = on_lobby
+        if self.zc is not None and table is not None and isinstance(transport, Mesh):
+            self.advertiser = Advertiser(self.zc, _advert(lobby, table, identity),
+                                         transport.port, [settings.interface], identity)
+            self.tasks.append(tg.create_task(_advertise(self.advertiser),
+                                             name="peer:advertise"))
+        self.progress(f"looking for table {settings.offer.name!r} ({settings.offer.seats} "
+                      f"seats) as {identity.public.fingerprint}"
+                      + (f" on {address}" if address else f" via {settings.broker}"))
+        return lobby
+
+    async def _wait_formed(self, tg: asyncio.TaskGroup, lobby: Lobby,
+                           table: bytes | None) -> asyncio.Task[None] | None:
+        """Runs the lobby until the table is formed; returns the advert update under way."""
+        creator = self.settings.creator
+        told, said = 0, set[str]()
+        advertised = lobby.taken
+        updating: asyncio.Task[None] | None = None
+        while not lobby.formed:
+            self.where[0] = _lobby_state(lobby)
+            told = _tell_refused(lobby, told, said, creator, self.progress)
+            for out in lobby.tick(self.loop.time()):
+                self.transport.send(out.to, out.data)
+            if lobby.ambiguous:
+                raise AmbiguousTable(self.settings.offer.name, lobby.ambiguous)
+            if self.advertiser is not None and table is not None \
+                    and lobby.taken != advertised \
+                    and (updating is None or updating.done()):
+                # The listing counts the seats as the creator does.
+                advertised = lobby.taken
+                updating = tg.create_task(
+                    _update(self.advertiser, _advert(lobby, table, self.identity)),
+                    name="peer:advertise")
+                self.tasks.append(updating)
+            await asyncio.sleep(0.02)
+        _tell_refused(lobby, told, said, creator, self.progress)
+        return updating
+
+    def _seated(self, tg: asyncio.TaskGroup, lobby: Lobby, config: TableConfig,
+                updating: asyncio.Task[None] | None) -> None:
+        """The formed table: the mesh takes only its members, and we advertise it."""
+        transport = self.transport
+        if isinstance(transport, Mesh):
+            transport.set_members(config.identities)
+            for peer in lobby.peers():
+                transport.add_peer(peer)
+        if self.zc is not None and isinstance(transport, Mesh):
+            formed = _advert(lobby, config.table_id, self.identity)
+            if self.advertiser is None:
+                self.advertiser = Advertiser(self.zc, formed, transport.port,
+                                             [self.settings.interface], self.identity)
+                self.tasks.append(tg.create_task(_advertise(self.advertiser),
+                                                 name="peer:advertise"))
+            else:
+                if updating is not None:
+                    updating.cancel()  # the formed table's advert comes last
+                self.tasks.append(tg.create_task(_update(self.advertiser, formed),
+                                                 name="peer:advertise"))
+
+    async def _hands(self, tg: asyncio.TaskGroup, node: TableNode, inner: Node,
+                     config: TableConfig, lobby_s: float) -> PeerResult:
+        """The hands asked for (or the game), then the linger until the others hold them."""
+        settings, transport = self.settings, self.transport
+        watch = _Watch(inner, node, settings.hands)
+        # Over MQTT a topic names its author only on the broker's word: syncs go signed.
+        guard = Guard(self.identity, config.table_id, config.identities,
+                      signed=isinstance(transport, MqttTransport))
+        driver = Driver(watch, _Attached(transport, self.board), guard=guard)
+        if settings.on_node is not None:
+            settings.on_node(node, driver)
+        driving = tg.create_task(driver.run(), name="peer:driver")
+        reported = 0
+        want = settings.hands
+        while not (node.done or (want and len(node.outcomes) >= want)):
+            self.where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
+                f"{len(node.outcomes) + 1}"
+            reported = _report(node, reported, self.progress)
+            if driving.done():
+                driving.result()
+                raise PeerError("the driver stopped")
+            await asyncio.sleep(0.02)
+        _report(node, reported, self.progress)
+        finished = self.loop.time()
+        target = watch.target()
+        linger_until = finished + settings.linger
+        self.where[0] = "waiting for the others to hold our last hand"
+        while not watch.caught_up(target) and self.loop.time() < linger_until:
+            await asyncio.sleep(0.05)
+        # Say what we hold once more, so peers waiting on us can leave too.
+        driver.send(None, watch.sync())
+        await asyncio.sleep(0.2)
+        driver.stop()
+        await driving
+        self.progress(f"traffic: {_traffic(guard, driver, transport, self.board)}")
+        if self.logged is not None:
+            self.logged.close()
+        return _result(node, config, driver, want, finished - self.started - lobby_s,
+                       lobby_s, self.loop.time() - finished)
+
+    async def stop(self) -> None:
+        self.board.on_lobby = None
+        for task in self.tasks:
+            task.cancel()
+        if self.advertiser is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2):
+                    await self.advertiser.stop()
+        if self.zc is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2):
+                    await self.zc.async_close()
+
+
+def _result(node: TableNode, config: TableConfig, driver: Driver, want: int, wall_s: float,
+            lobby_s: float, linger_s: float) -> PeerResult:
+    hands = node.outcomes[:want] if want else list(node.outcomes)
+    view = node.view
+    winner = None
+    # A winner only if the game ended within the hands we report (we may have
+    # played on while lingering).
+    if view is not None and view.game.winner is not None and node.done \
+            and not (want and len(node.outcomes) > want):
+        winner = node.names[view.game.winner]
+    seat = node.my_seat
+    return PeerResult(
+        seat=seat_name(seat) if seat is not None else "",
+        hands=hands, winner=winner, table=config.table_id,
+        envelopes=driver.received, wall_s=wall_s, lobby_s=lobby_s,
+        extra={"sent": node.sent_envelopes, "linger_s": linger_s},
+        spectated_from=_spectated_from(node, hands), mode=config.mode)
 
 
 async def _advertise(advertiser: Advertiser) -> None:

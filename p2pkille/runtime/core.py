@@ -148,7 +148,8 @@ class Core:
         self.probe.moved(tuple(self.signed_kinds))
         return made
 
-    def act(self, out: list[Output]) -> bool:
+    # One return per kind of move, tried in priority order.
+    def act(self, out: list[Output]) -> bool:  # noqa: PLR0911
         """Make my next move, if I have one; False if none."""
         if self._behaviour_moves(out):
             return True

@@ -60,7 +60,8 @@ class Evidence:
         self.core = core
         self.table = core.table
 
-    def check(self, accuser: int, acc: msg.Accusation, timed_out: set[int]) -> Finding:
+    # One return per finding an accusation comes to.
+    def check(self, accuser: int, acc: msg.Accusation, timed_out: set[int]) -> Finding:  # noqa: PLR0911
         """What ``acc``, made by seat ``accuser``, comes to here; ``timed_out`` are the
         seats the void round counts timed out."""
         hand = self.table.hand
@@ -165,7 +166,8 @@ class Evidence:
                     else Finding.PENDING)
         return Finding.UNPROVEN
 
-    def dispute(self, accuser: int, acc: msg.Accusation, env: Envelope,
+    # One return per finding a disputed share comes to.
+    def dispute(self, accuser: int, acc: msg.Accusation, env: Envelope,  # noqa: PLR0911
                 timed_out: set[int]) -> Finding:
         """A sealed share the accuser says was bad: the accused must have disclosed, in
         its own accuse, the plaintext and the ephemeral key of every box that envelope

@@ -359,7 +359,8 @@ class Play:
             return True
         return False
 
-    def act(self, out: list[Output], hand: Hand) -> bool:
+    # One return per kind of move owed, in priority order.
+    def act(self, out: list[Output], hand: Hand) -> bool:  # noqa: PLR0911
         """My next move in play: a forward I owe, my part of a claim's test, my share of
         a stock card, my card at the showdown, or the move the game asks of my seat."""
         view = self.table.view

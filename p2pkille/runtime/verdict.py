@@ -106,7 +106,8 @@ class Verdict:
 
     # -- deciding -------------------------------------------------------------------------
 
-    def update(self, adopting: Adoption | None = None) -> None:
+    # Each return is a step of the void round not yet due.
+    def update(self, adopting: Adoption | None = None) -> None:  # noqa: PLR0911
         """Count the hand once its signatures are in, and void it once its void round is
         complete; run after every envelope consumed. While ``adopting``, the deciders'
         time-outs stand in for this node's own, and nothing is kept unless it decides."""

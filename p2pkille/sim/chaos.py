@@ -721,7 +721,8 @@ def _reference(obs: Observation, cut: Mapping[str, set[int]] | None = None
     return out
 
 
-def classify(obs: Observation) -> list[Finding]:
+# One branch per run class, most severe first.
+def classify(obs: Observation) -> list[Finding]:  # noqa: PLR0912
     """Every class the run falls in, most severe first (``[ok]`` when none)."""
     if obs.error is not None:
         return [Finding(RunClass.ERROR, obs.error)]
@@ -1128,7 +1129,7 @@ class _Runner:
                     return False
         return True
 
-    def _stop(self, net: SimNetwork) -> bool:
+    def _stop(self, net: SimNetwork) -> bool:  # noqa: PLR0911  one return per reason a run stops
         self.events += 1
         if self.script is not None:
             self.script(net, self.current)

@@ -382,7 +382,8 @@ class TableScreen:
 
     # ------------------------------------------------------------------ keys
 
-    def press(self, key: str) -> None:
+    # One return per key that changes the screen's mode.
+    def press(self, key: str) -> None:  # noqa: PLR0911
         """One key (``"k"``, ``"escape"``, ``"up"``, ``"pageup"``, ...; ``"interrupt"``
         for Ctrl-C); letters in either case."""
         key = key.lower() if len(key) == 1 else key
@@ -465,7 +466,8 @@ class TableScreen:
                 self.left_for_good = True
                 self.chronicle.add(said("bb_left", a=me))
 
-    def _answer(self, request: Request, key: str) -> tuple[object, str]:
+    # The key map: one return per request kind and key.
+    def _answer(self, request: Request, key: str) -> tuple[object, str]:  # noqa: PLR0911, PLR0912
         """The answer ``key`` gives to ``request`` and its label; (None, "") after
         setting :attr:`notice` to why the key does nothing."""
         view = request.view
@@ -539,7 +541,8 @@ class TableScreen:
         two_left = opts.two_left_buyin and game.n_in == 2
         return opts.buyback_timing is BuybackTiming.ANY_LATER and not two_left
 
-    def _sale_key(self, key: str, draft: SaleDraft) -> None:
+    # One return per key of the sale being put together.
+    def _sale_key(self, key: str, draft: SaleDraft) -> None:  # noqa: PLR0911
         """A key while the player puts a sale together (``b``): arrows choose the buyer,
         digits the price, Enter offers, Esc cancels."""
         if not _same(self.table.decider.request, draft.request):

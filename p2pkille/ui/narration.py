@@ -388,7 +388,8 @@ class Chronicle:
         if not told:
             self.add(said("cause_other", cause=kind))
 
-    def _special(self, e: Event, game: Game, hand: int, known: Mapping[int, Rank],
+    # One branch per event kind whose line depends on the table.
+    def _special(self, e: Event, game: Game, hand: int, known: Mapping[int, Rank],  # noqa: PLR0912
                  me: int | None, fields: dict[str, object]) -> bool:
         """The events whose line depends on the table's options, on what the player knows,
         or on the hand so far; False for an event of a kind not known here."""
@@ -554,7 +555,8 @@ class Chronicle:
 
     # ------------------------------------------------------------------ a voided hand
 
-    def void(self, hand: int, accusations: Sequence[Mapping[str, object]],
+    # One branch per kind of blame a void tells.
+    def void(self, hand: int, accusations: Sequence[Mapping[str, object]],  # noqa: PLR0912
              expelled: Sequence[int], seat_of: Mapping[str, int], before: Standing | None,
              game: Game, waited: Mapping[int, Phrase]) -> None:
         """Hand ``hand`` was voided: who was blamed and why, what it undid (``before``:

@@ -147,7 +147,8 @@ class _Words(string.Formatter):
         self.cast = cast
         self.templates = templates or {}
 
-    def format_field(self, value: object, format_spec: str) -> str:
+    # One return per kind of value a phrase holds.
+    def format_field(self, value: object, format_spec: str) -> str:  # noqa: PLR0911
         if isinstance(value, Person):
             return self._person(value.seat, format_spec)
         if isinstance(value, Group):

@@ -305,8 +305,9 @@ class _Tap:
 _ACTS: Final = ("keep", "swap", "redeal", "sell", "vote", "sale", "cut", "buyin", "decline")
 
 
-def _hands(played: Played, envs: list[Envelope], seats: tuple[int, ...], dealer: int
-           ) -> list[dict[str, Any]]:
+# One pass over a hand's facts; its finders share the pass's state.
+def _hands(played: Played, envs: list[Envelope],  # noqa: PLR0915
+           seats: tuple[int, ...], dealer: int) -> list[dict[str, Any]]:
     """Per hand: the facts member 0's node applied, each with the fact count it was taken
     at, the envelope(s) it came from and the slot(s) it opened or claimed, followed on a
     copy of the game (``PeerView``), as II.4 says every node follows it."""

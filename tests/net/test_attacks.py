@@ -113,7 +113,8 @@ def _count(pattern: str, text: str) -> int:
 
 
 @pytest.mark.multiprocess
-def test_a_rogue_creator_captures_no_joiner_that_picked_the_real_table(
+# The rogue advert, the joins and their checks, in order.
+def test_a_rogue_creator_captures_no_joiner_that_picked_the_real_table(  # noqa: PLR0915
         tmp_path: Path) -> None:
     """A stranger copies the real table's advert (its table id, under a key whose
     fingerprint sorts first, with stake 999999), advertises its mesh as a member of the

@@ -236,7 +236,8 @@ def _read_until(proc: subprocess.Popen[bytes], prefix: str, deadline: float) -> 
 
 
 @pytest.mark.multiprocess
-def test_a_peer_back_after_its_time_limit_was_eliminated_and_watches_as_a_spectator(
+# The kill, the vote, the restart and the watch, in order.
+def test_a_peer_back_after_its_time_limit_was_eliminated_and_watches_as_a_spectator(  # noqa: PLR0915
         tmp_path: Path) -> None:
     """kill -9 of one peer once hand 1 is committed; the others vote its time out after
     --limit, void hand 2 and deal hand 3 without it. Only then is it started again with its

@@ -34,7 +34,8 @@ from tests.protocol.hand_fixture import play_hand
 Found = tuple[int, Fault, int | None, int | None]
 
 
-def reference(record: HandRecord) -> Found | tuple[int, ...]:
+# Section 8's steps transcribed; one return per finding.
+def reference(record: HandRecord) -> Found | tuple[int, ...]:  # noqa: PLR0911, PLR0912
     """Section 8 steps 1, 2 and 4, each step recomputed from the previous published deck."""
     total = Scalar.from_int(0)
     for seat in range(record.keys.seats):

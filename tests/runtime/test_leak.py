@@ -73,7 +73,8 @@ def _hand(env: Envelope) -> int | None:
     return h if type(h) is int else None
 
 
-def collect(node: TableNode, seen: list[bytes], hand: int,
+# One branch per envelope kind an attacker learns from.
+def collect(node: TableNode, seen: list[bytes], hand: int,  # noqa: PLR0912
             delivery: DeliveryKeyPair | None, own: Scalar | None, *,
             after: bool = False) -> Material:
     """What an attacker holds for ``hand`` from ``seen``: every envelope of earlier hands

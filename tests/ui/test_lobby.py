@@ -158,7 +158,8 @@ def test_the_form_checks_the_ruleset_s_players() -> None:
     assert NewTable("t", "enkortskille", 2, 5, 2, 1).offer().seats == 2
 
 
-def test_creating_a_table_with_three_bots_forms_it_over_the_mesh(
+# The create form to the formed table, screen by screen.
+def test_creating_a_table_with_three_bots_forms_it_over_the_mesh(  # noqa: PLR0915
         inp: PipeInput, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """... with the player's persistent identity: every seat is named by the name its peer

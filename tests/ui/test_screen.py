@@ -60,7 +60,8 @@ def my_card(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def test_a_whole_game_with_keys(inp: PipeInput) -> None:
+# A whole game through the keys, checked as it goes.
+def test_a_whole_game_with_keys(inp: PipeInput) -> None:  # noqa: PLR0915
     table, screen, app, _clock = setup(inp, seed=11)
     seen: list[str] = []
     changed: list[tuple[str, str]] = []
@@ -450,7 +451,7 @@ def test_a_seat_timed_out_is_named_with_what_the_table_waited_for(inp: PipeInput
     assert f"  {name} is out of the game for good." in log[start:]
 
 
-def adventurous(request: Request) -> str:
+def adventurous(request: Request) -> str:  # noqa: PLR0911  one return per request kind it answers
     """Uses the endgame keys where they are open: picks, redeals, sales, 'it depends'."""
     view = request.view
     if request.ask is Ask.TURN:

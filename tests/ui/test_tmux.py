@@ -268,54 +268,10 @@ def test_two_people_and_a_bot_at_a_lan_table_one_leaves_and_the_void_is_told(
     bert: Term | None = None
     seen: list[str] = []
     try:
-        alice.wait(r"Tables on the LAN \(listening on 127\.0\.0\.1\)")
-        made = " ".join(alice.wait(r"You are Alice, key [0-9a-f]{16}\.").split())
-        kept = tmp_path / "alice" / "config" / "p2pkille" / "identity.json"
-        assert f"Created your identity in {kept}: key" in made, made
-        assert kept.stat().st_mode & 0o777 == 0o600
-        alice.keys("c")
-        alice.wait(r"Create a table")
-        alice.key("BSpace")
-        for _ in range(40):
-            alice.key("BSpace")
-        alice.keys(table)
-        for _ in range(4):
-            alice.key("Down")  # to the seats
-        alice.key("Left")  # 3 seats: the bots go down to 2 with them
-        alice.key("Down")
-        alice.key("Left")  # 1 bot
-        form = alice.wait(r"Bots:\s+1_")
-        assert re.search(r"Seats:\s+3", form), form
-        alice.key("Enter")
-        alice.wait(r"2 of 3 seats taken")
+        _create_a_table_of_three(alice, table, tmp_path / "alice")
         bert = Term(tmux, lan_command("Bert"), tmp_path / "bert", width=100, height=40)
-        listed = bert.wait(rf"{table}\s+wikipedia\s+1\s+2/3")
-        assert "Alice" not in listed.split(table)[1].splitlines()[0]  # not met before
-        for _ in range(10):
-            # Other programs' tables on this host's loopback may come and go in the list:
-            # join, and go back if the row under the marker was another table.
-            for _ in range(60):
-                if re.search(rf"^▶ {table}", bert.screen(), re.MULTILINE):
-                    break
-                bert.key("Down")
-                time.sleep(0.05)
-            bert.key("Enter")
-            asking = bert.wait(r"for a seat at (\S+) \.\.\.")
-            if f"for a seat at {table} ..." in asking:
-                break
-            bert.key("Escape")
-            bert.wait(r"Tables on the LAN")
-        asked = alice.wait(r"Wants a seat: Bert, key [0-9a-f]{16}")
-        assert "Warning" not in asked
-        alice.keys("a")
-        alice_table = alice.wait(r"rank \d+ of 21")
-        bert_table = bert.wait(r"rank \d+ of 21")
-        assert "Alice (you)" in alice_table
-        assert re.search(r"^[▶ ] Bert\b", alice_table, re.MULTILINE), alice_table
-        assert "Bert (you)" in bert_table
-        assert re.search(r"^[▶ ] Alice\b", bert_table, re.MULTILINE), bert_table
-        assert "Anna" in alice_table
-        assert "Anna" in bert_table
+        _join_from_the_list(bert, table)
+        _seat_and_see_each_other(alice, bert)
         # Bert leaves: q asks, q leaves.
         bert.keys("q")
         bert.wait(r"Press q again")
@@ -323,47 +279,122 @@ def test_two_people_and_a_bot_at_a_lan_table_one_leaves_and_the_void_is_told(
         left = bert.wait(r"EXITED \d+")
         assert "EXITED 0" in left, left
         assert "Traceback" not in left
-
-        # Alice plays on (the table needs her decisions before it needs Bert again).
-        header_void = re.compile(r"^Hand (\d+)\s+Pot: \d+\s+Hand (\d+) voided", re.MULTILINE)
-        after = alice.screen()
-        end = time.monotonic() + GAME_BOUND
-        while not header_void.search(after):
-            assert time.monotonic() < end, after
-            seen.append(after)
-            key = choose(after)
-            if key is not None:
-                alice.keys(key)
-
-                def answered(s: str, asked: str | None = question(after)) -> bool:
-                    return question(s) != asked or header_void.search(s) is not None
-
-                after = alice.until(answered, what="Alice's key taking effect")
-            else:
-                time.sleep(0.05)
-                after = alice.screen()
-        seen.append(after)
-        header = re.search(r"^Hand (\d+)\s+Pot: \d+\s+Hand (\d+) voided", after, re.MULTILINE)
-        assert header is not None
-        now, void = int(header.group(1)), int(header.group(2))
-        assert now == void + 1, after
-        def dealt(screen: str) -> bool:
-            seen.append(screen)
-            return f"Hand {now}: " in screen
-
-        alice.until(dealt, what="the next hand's deal in the log")
-        alice.keys("a")
-        audit = alice.wait(r"The players and their keys:")
-        assert re.search(r"Bert: key [0-9a-f]{16}", audit), audit
-        assert re.search(r"Anna: key [0-9a-f]{16} \(a bot\)", audit), audit
-        assert f"Hand {void} voided:" in audit
-        alice.keys("a")
-        alice.keys("qq")
-        alice.wait(r"EXITED \d+")
+        void = _play_until_the_void(alice, seen)
+        _audit_after_the_void(alice, void, seen)
     finally:
         alice.close()
         if bert is not None:
             bert.close()
+    _assert_the_void_is_told(seen, void)
+
+
+def _create_a_table_of_three(alice: Term, table: str, home: Path) -> None:
+    """Alice's first start makes her identity; she creates ``table``: 3 seats, 1 bot."""
+    alice.wait(r"Tables on the LAN \(listening on 127\.0\.0\.1\)")
+    made = " ".join(alice.wait(r"You are Alice, key [0-9a-f]{16}\.").split())
+    kept = home / "config" / "p2pkille" / "identity.json"
+    assert f"Created your identity in {kept}: key" in made, made
+    assert kept.stat().st_mode & 0o777 == 0o600
+    alice.keys("c")
+    alice.wait(r"Create a table")
+    alice.key("BSpace")
+    for _ in range(40):
+        alice.key("BSpace")
+    alice.keys(table)
+    for _ in range(4):
+        alice.key("Down")  # to the seats
+    alice.key("Left")  # 3 seats: the bots go down to 2 with them
+    alice.key("Down")
+    alice.key("Left")  # 1 bot
+    form = alice.wait(r"Bots:\s+1_")
+    assert re.search(r"Seats:\s+3", form), form
+    alice.key("Enter")
+    alice.wait(r"2 of 3 seats taken")
+
+
+def _join_from_the_list(bert: Term, table: str) -> None:
+    """Bert finds ``table`` in his lobby's list and asks for a seat at it."""
+    listed = bert.wait(rf"{table}\s+wikipedia\s+1\s+2/3")
+    assert "Alice" not in listed.split(table)[1].splitlines()[0]  # not met before
+    for _ in range(10):
+        # Other programs' tables on this host's loopback may come and go in the list:
+        # join, and go back if the row under the marker was another table.
+        for _ in range(60):
+            if re.search(rf"^▶ {table}", bert.screen(), re.MULTILINE):
+                break
+            bert.key("Down")
+            time.sleep(0.05)
+        bert.key("Enter")
+        asking = bert.wait(r"for a seat at (\S+) \.\.\.")
+        if f"for a seat at {table} ..." in asking:
+            break
+        bert.key("Escape")
+        bert.wait(r"Tables on the LAN")
+
+
+def _seat_and_see_each_other(alice: Term, bert: Term) -> None:
+    """Alice accepts Bert; both table screens show both names and the bot."""
+    asked = alice.wait(r"Wants a seat: Bert, key [0-9a-f]{16}")
+    assert "Warning" not in asked
+    alice.keys("a")
+    alice_table = alice.wait(r"rank \d+ of 21")
+    bert_table = bert.wait(r"rank \d+ of 21")
+    assert "Alice (you)" in alice_table
+    assert re.search(r"^[▶ ] Bert\b", alice_table, re.MULTILINE), alice_table
+    assert "Bert (you)" in bert_table
+    assert re.search(r"^[▶ ] Alice\b", bert_table, re.MULTILINE), bert_table
+    assert "Anna" in alice_table
+    assert "Anna" in bert_table
+
+
+def _play_until_the_void(alice: Term, seen: list[str]) -> int:
+    """Alice plays on (the table needs her decisions before it needs Bert again) until
+    the header names the voided hand; the screens go to ``seen``. Returns the void's
+    hand number, checked to be the one before the header's hand."""
+    header_void = re.compile(r"^Hand (\d+)\s+Pot: \d+\s+Hand (\d+) voided", re.MULTILINE)
+    after = alice.screen()
+    end = time.monotonic() + GAME_BOUND
+    while not header_void.search(after):
+        assert time.monotonic() < end, after
+        seen.append(after)
+        key = choose(after)
+        if key is not None:
+            alice.keys(key)
+
+            def answered(s: str, asked: str | None = question(after)) -> bool:
+                return question(s) != asked or header_void.search(s) is not None
+
+            after = alice.until(answered, what="Alice's key taking effect")
+        else:
+            time.sleep(0.05)
+            after = alice.screen()
+    seen.append(after)
+    header = header_void.search(after)
+    assert header is not None
+    now, void = int(header.group(1)), int(header.group(2))
+    assert now == void + 1, after
+    return void
+
+
+def _audit_after_the_void(alice: Term, void: int, seen: list[str]) -> None:
+    """Once the next hand is dealt, Alice's audit names everyone's key and the void;
+    then she leaves."""
+    def dealt(screen: str) -> bool:
+        seen.append(screen)
+        return f"Hand {void + 1}: " in screen
+
+    alice.until(dealt, what="the next hand's deal in the log")
+    alice.keys("a")
+    audit = alice.wait(r"The players and their keys:")
+    assert re.search(r"Bert: key [0-9a-f]{16}", audit), audit
+    assert re.search(r"Anna: key [0-9a-f]{16} \(a bot\)", audit), audit
+    assert f"Hand {void} voided:" in audit
+    alice.keys("a")
+    alice.keys("qq")
+    alice.wait(r"EXITED \d+")
+
+
+def _assert_the_void_is_told(seen: list[str], void: int) -> None:
     told = "\n".join(seen)
     assert "Traceback" not in told
     assert re.search(r"Bert has left the table \(the connection closed\)", told), told[-3000:]
