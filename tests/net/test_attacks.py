@@ -50,6 +50,7 @@ from tests.net.attackers import (
     stop_peers,
 )
 from tests.net.conftest import Broker
+from tests.net.nodes import SLACK
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads memory and CPU figures from /proc")
@@ -311,26 +312,30 @@ def test_a_50_MB_publish_raises_no_peers_rss_by_10_MB(mosquitto: Broker,
 @pytest.mark.multiprocess
 def test_adverts_of_hosts_that_hang_up_are_dialled_a_bounded_number_of_times(
         tmp_path: Path) -> None:
-    """200 adverts for the table's name, each at a port that accepts a connection and
-    hangs up at once: a creator dials none of them, an undecided joiner each at most three
-    times, and then no more (before: a dial loop per advert, for ever, about one
-    connection per advert a second)."""
+    """100 adverts for the table's name, each at a port that accepts a connection and
+    hangs up at once: a creator dials none of them and an undecided joiner each at most
+    three times, however long it waits (a dial loop per advert would make about one
+    connection per advert a second). 100 leaves room under a browser's cap of 256 for
+    other programs' adverts on the same loopback."""
     name = f"dead-{os.urandom(3).hex()}"
+    count = 100
     dials = 0
+    dialled = asyncio.Event()
 
     def hang_up(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal dials
         dials += 1
+        dialled.set()
         writer.transport.abort()
 
     async def main() -> None:
-        servers = [await asyncio.start_server(hang_up, LOOPBACK, 0) for _ in range(200)]
+        servers = [await asyncio.start_server(hang_up, LOOPBACK, 0) for _ in range(count)]
         ports = [int(server.sockets[0].getsockname()[1]) for server in servers]
         zc = open_zeroconf([LOOPBACK])
         stranger = Identity.from_seed(os.urandom(32))
         peers = start_peers(tmp_path, [
-            peer_command(name, 3, 0, "--interface", LOOPBACK, "--timeout", "40"),
-            peer_command(name, 3, 1, "--interface", LOOPBACK, "--timeout", "40")])
+            peer_command(name, 3, 0, "--interface", LOOPBACK, "--timeout", "600"),
+            peer_command(name, 3, 1, "--interface", LOOPBACK, "--timeout", "600")])
         try:
             async with TableBrowser(zc) as browser:
                 await advertise_many(zc, [
@@ -338,25 +343,19 @@ def test_adverts_of_hosts_that_hang_up_are_dialled_a_bounded_number_of_times(
                      port) for port in ports])
                 # Heard here, so heard by the peers on the same loopback too.
                 await browser.wait_for(lambda b: sum(
-                    s.advert.name == name for s in b.sightings.values()) >= 200, 20)
-            # The joiner tries each address, three times at most ...
-            for _ in range(200):
-                before = dials
-                await asyncio.sleep(1.0)
-                if dials == before and dials > 0:
-                    break
-            assert 0 < dials <= 3 * 200, dials
-            # ... and then leaves them alone.
-            settled = dials
-            await asyncio.sleep(3.0)
-            assert dials - settled <= 5, (settled, dials)
+                    s.advert.name == name for s in b.sightings.values()) >= count,
+                    20 * SLACK)
+            await asyncio.wait_for(dialled.wait(), 60 * SLACK)
+            # Ten seconds of a dial loop would be about a thousand connections.
+            await asyncio.sleep(10.0)
+            assert 0 < dials <= 3 * count, dials
         finally:
             stop_peers(peers)
             await zc.async_close()
             for server in servers:
                 server.close()
 
-    run(main(), 90)
+    run(main(), 120 * SLACK)
 
 
 def test_a_node_held_after_its_hands_plays_no_further_hand_but_answers_syncs() -> None:
