@@ -12,6 +12,7 @@ is ignored and counted by the caller.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -41,8 +42,11 @@ def encode_sync(heads: tuple[int, ...], open_hand: int | None = None) -> bytes:
     return PREFIX + canonical.encode(body)
 
 
+@functools.lru_cache(maxsize=4096)
 def decode_sync(data: bytes, members: int) -> Sync:
-    """The heads (and open hand) a peer announced; raises :class:`InvalidEncoding`."""
+    """The heads (and open hand) a peer announced; raises :class:`InvalidEncoding`.
+    A pure function of its input, so it is cached: a table's peers send one another the
+    same sync many times while nothing moves (only results are kept, never an error)."""
     if not data.startswith(PREFIX):
         raise InvalidEncoding("not a sync message", evidence=data[:64])
     obj = canonical.decode_object(data[1:], max_size=96 + 24 * members)
