@@ -21,7 +21,9 @@ Peer input (a :class:`Proposal` or :class:`Vote`) can only raise
 was never scheduled, a second start) raises :class:`~protocol.errors.LocalProtocolError`.
 A holder that signs two different votes for one (round, step), two proposals for one
 round, or a prevote that abandons its precommitted value without a newer polka is
-reported once as :class:`Evidence` holding the two signed messages.
+reported once as :class:`Evidence` holding the two signed messages. Its votes all stay
+counted: safety rests on quorums of signed votes, not on which of a liar's votes came
+first, so what a node decides never hangs on arrival order.
 """
 
 from __future__ import annotations
@@ -433,17 +435,19 @@ class Agreement:
             self._report(DoubleProposal(first, proposal), out)
 
     def _take_vote(self, vote: Vote, out: list[Output]) -> None:
+        """Store a new vote. A second, different vote for a slot is stored too (and
+        reported): a quorum of signed votes for a value is a certificate whatever else its
+        signers signed, and a node that kept only the first could never accept the
+        certificate the others decided on."""
         self._check_vote(vote)
-        first = next((v for v in self.state.votes if v.slot == vote.slot), None)
-        if first is not None:
-            if first != vote:
-                if vote.seat == self.seat:
-                    raise RemoteProtocolError(f"a vote in this node's name it did not cast: "
-                                              f"{vote!r}")
-                self._report(DoubleVote(first, vote), out)
+        if vote in self.state.votes:
             return
         if vote.seat == self.seat:
             raise RemoteProtocolError(f"a vote in this node's name it did not cast: {vote!r}")
+        first = min((v for v in self.state.votes if v.slot == vote.slot),
+                    key=lambda v: (str(v.value), v.pol_round), default=None)
+        if first is not None:
+            self._report(DoubleVote(first, vote), out)
         self._store(vote, out)
 
     def _check_vote(self, vote: Vote) -> None:

@@ -74,6 +74,11 @@ def test_three_holders_two_rounds_two_delays_and_a_cut() -> None:
 
 
 @pytest.mark.slow
+def test_three_holders_two_rounds_one_delay_and_a_double_voter() -> None:
+    _checked(Scenario(holders=3, rounds=2, delays=1, double_voter=2), at_least=40_000)
+
+
+@pytest.mark.slow
 def test_three_holders_every_order_with_a_double_voter() -> None:
     _checked(Scenario(holders=3, rounds=1, double_voter=2), at_least=40_000)
 
@@ -200,6 +205,20 @@ def test_a_double_vote_is_evidence_once() -> None:
     node.receive(first)
     assert node.receive(second) == [Evidence(DoubleVote(first, second))]
     assert node.receive(second) == []
+
+
+def test_a_certificate_counts_whatever_else_its_signers_signed() -> None:
+    """A holder that got a liar's other precommit first still takes the certificate the
+    others decided on (the checker found a table stuck there: the one that decided had
+    stopped voting, and the other kept only the liar's first precommit)."""
+    node = Agreement((0, 1, 2), 1)
+    node.receive(Start())
+    node.receive(Vote(0, 0, VoteStep.PRECOMMIT, COMMIT))
+    forged = Vote(2, 0, VoteStep.PRECOMMIT, VOID)
+    node.receive(forged)
+    outs = node.receive(Vote(2, 0, VoteStep.PRECOMMIT, COMMIT))
+    assert Decide(COMMIT, 0) in outs
+    assert Evidence(DoubleVote(Vote(2, 0, VoteStep.PRECOMMIT, COMMIT), forged)) in outs
 
 
 def test_a_dropped_lock_is_evidence() -> None:
