@@ -445,9 +445,10 @@ class Agreement:
         if vote.seat == self.seat:
             raise RemoteProtocolError(f"a vote in this node's name it did not cast: {vote!r}")
         first = min((v for v in self.state.votes if v.slot == vote.slot),
-                    key=lambda v: (str(v.value), v.pol_round), default=None)
+                    key=_vote_order, default=None)
         if first is not None:
-            self._report(DoubleVote(first, vote), out)
+            # In a fixed order, so every node holds the same proof whatever came first.
+            self._report(DoubleVote(*sorted((first, vote), key=_vote_order)), out)
         self._store(vote, out)
 
     def _check_vote(self, vote: Vote) -> None:
@@ -651,6 +652,10 @@ class _Any:
 
 
 ANY: Final = _Any()
+
+
+def _vote_order(vote: Vote) -> tuple[str, int]:
+    return ("" if vote.value is None else str(vote.value), vote.pol_round)
 
 
 def _amnesia(precommit: Vote, prevote: Vote) -> bool:
