@@ -566,6 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--double-votes", type=int, default=1)
     parser.add_argument("--network", choices=("fifo", "any"), default="fifo")
     parser.add_argument("--delays", type=int, default=None)
+    parser.add_argument("--max-states", type=int, default=5_000_000)
     parser.add_argument("--no-liveness", action="store_true")
     args = parser.parse_args(argv)
     scenario = Scenario(
@@ -573,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
         crash=not args.no_crash, cuts=_cuts(args.holders, args.cuts),
         double_voter=args.double_voter, double_votes=args.double_votes,
         network=args.network, delays=args.delays, liveness=not args.no_liveness)
-    result = explore(scenario)
+    result = explore(scenario, max_states=args.max_states)
     print(result.summary())
     return 0 if result.violation is None else 1
 
