@@ -224,6 +224,8 @@ class Transcript:
         self.equivocations: list[Equivocation] = []
         self.accepted: list[Envelope] = []
         """Every accepted envelope, in the order this node accepted them."""
+        # heads() is asked on every sync and wake; only an accept or an adopt changes it.
+        self._heads: Cut | None = None
 
     def receive(self, data: bytes) -> list[TranscriptEvent]:
         """Take one envelope's bytes; return what happened.
@@ -264,6 +266,7 @@ class Transcript:
                                      "to the envelope held before it")
         if chain.accepted[env.seq - 1].id == env.id:
             return []
+        self._heads = None
         del chain.accepted[env.seq - 1:]
         return self._append(chain, env)
 
@@ -316,7 +319,9 @@ class Transcript:
 
     def heads(self) -> Cut:
         """The cut of everything accepted so far."""
-        return Cut(tuple(len(self._chains[m].accepted) for m in self.members))
+        if self._heads is None:
+            self._heads = Cut(tuple(len(self._chains[m].accepted) for m in self.members))
+        return self._heads
 
     def covers(self, cut: Cut) -> bool:
         """Whether every envelope of ``cut`` has been accepted here."""
@@ -364,6 +369,7 @@ class Transcript:
         return [Equivocated(proof, env.author)]
 
     def _append(self, chain: _Chain, env: Envelope) -> list[TranscriptEvent]:
+        self._heads = None
         events: list[TranscriptEvent] = []
         nxt: Envelope | None = env
         while nxt is not None:
