@@ -59,6 +59,13 @@ class Evidence:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.table = core.table
+        # What box_holds found, keyed by every input of the check (so a hit is the same
+        # answer): the void round judges each dispute again on every update until it
+        # decides, and each judgement opens and checks every disputed box.
+        self._held: dict[tuple[object, ...], bool] = {}
+        # The envelope each accusation cites, decoded once (None: it does not decode):
+        # decoding checks a signature, and the same accusation is judged many times.
+        self._cited: dict[bytes, Envelope | None] = {}
 
     # One return per finding an accusation comes to.
     def check(self, accuser: int, acc: msg.Accusation, timed_out: set[int]) -> Finding:  # noqa: PLR0911
@@ -75,10 +82,8 @@ class Evidence:
             return self._equivocation(hand, acc, buyer)
         member = table.member_of[acc.accused]
         accused = table.members[member]
-        try:
-            env = decode(acc.evidence, table=table.config.table_id, members=table.members,
-                         kinds=None)
-        except RemoteProtocolError:
+        env = self._cited_by(acc)
+        if env is None:
             return Finding.FALSE
         if env.author != accused:
             return Finding.FALSE
@@ -106,6 +111,18 @@ class Evidence:
         if acc.kind == FaultKind.FALSE_FACT.value:
             return self._false_fact(hand, accuser, env, member)
         return self._found_here(hand, accuser, acc, env, member)
+
+    def _cited_by(self, acc: msg.Accusation) -> Envelope | None:
+        """The envelope ``acc`` cites as its evidence, or None if it is no envelope of
+        this table."""
+        if acc.evidence not in self._cited:
+            try:
+                env: Envelope | None = decode(acc.evidence, table=self.table.config.table_id,
+                                              members=self.table.members, kinds=None)
+            except RemoteProtocolError:
+                env = None
+            self._cited[acc.evidence] = env
+        return self._cited[acc.evidence]
 
     def _equivocation(self, hand: Hand, acc: msg.Accusation, buyer: bool) -> Finding:
         table = self.table
@@ -247,11 +264,21 @@ class Evidence:
         assert hand is not None
         if key is None:
             return False
+        share, card = joint.share_of(box.sender), hand.deck.final[box.token]
+        memo = (ctx, box, delivery, plain, key, sealer, share, card)
+        found = self._held.get(memo)
+        if found is None:
+            found = self._held[memo] = self._box_holds(ctx, box, delivery, plain, key,
+                                                       share, card, sealer)
+        return found
+
+    @staticmethod
+    def _box_holds(ctx: RevealContext, box: msg.BoxEntry, delivery: bytes, plain: bytes,
+                   key: bytes, share: Point, card: Ciphertext, sealer: int) -> bool:
         try:
             if open_disclosed(key, delivery, ctx.header(), box.box) != plain:
                 return False
-            check_disclosed_share(ctx, plain, box.digest, joint.share_of(box.sender),
-                                  hand.deck.final[box.token], sealer=sealer)
+            check_disclosed_share(ctx, plain, box.digest, share, card, sealer=sealer)
         except RemoteProtocolError:
             return False
         return True
