@@ -62,8 +62,13 @@ __all__ = [
 ]
 
 MAX_ROUND: Final = 1 << 16
-"""The highest round a peer's message may name: far beyond any table's time-outs, and a
-bound on what a lying holder can make a node store."""
+"""The highest round a peer's message may name: far beyond any table's time-outs, and
+with :data:`MAX_VOTES_PER_SLOT` a bound on what a lying holder can make a node store."""
+
+MAX_VOTES_PER_SLOT: Final = 2
+"""Votes kept of one holder for one (round, step): its first and one that contradicts it
+(the proof, and a vote a certificate may count). More prove nothing new, and no
+certificate of a strict majority that holds an honest holder needs a third."""
 
 CHECKPOINT_BYTES: Final = 32
 
@@ -114,14 +119,19 @@ class Outcome:
     def from_text(cls, text: str) -> Outcome:
         """Parse :meth:`__str__`'s form; bad text is the sender's fault."""
         kind, sep, rest = text.partition(":")
+        found: Outcome | None = None
         try:
             if sep and kind == "commit":
-                return cls.commit(bytes.fromhex(rest))
-            if sep and kind == "void":
-                return cls.void(int(s) for s in rest.split(",")) if rest else cls.void()
+                found = cls.commit(bytes.fromhex(rest))
+            elif sep and kind == "void":
+                found = cls.void(int(s) for s in rest.split(",")) if rest else cls.void()
         except (ValueError, LocalProtocolError) as exc:
             raise InvalidEncoding(f"not an outcome: {text!r}") from exc
-        raise InvalidEncoding(f"not an outcome: {text!r}")
+        # Only the one text of each value: two texts of one value would be two signed
+        # statements that read alike.
+        if found is None or str(found) != text:
+            raise InvalidEncoding(f"not an outcome: {text!r}")
+        return found
 
     def __str__(self) -> str:
         if self.kind is OutcomeKind.COMMIT:
@@ -324,6 +334,11 @@ class Agreement:
     holders: tuple[int, ...]
     seat: int | None
     state: AgreementState = field(default_factory=AgreementState)
+    # Whether a polka (round, value) is held, for the vote set it was counted on: a
+    # prevote counts only where the polka it relies on is held, which rests on prevotes
+    # relying on older polkas; counted once each, that stays linear in the votes.
+    _polkas: tuple[frozenset[Vote], dict[tuple[int, Outcome], bool]] = field(
+        default_factory=lambda: (frozenset(), {}), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.holders or len(set(self.holders)) != len(self.holders):
@@ -432,7 +447,8 @@ class Agreement:
         if first is None:
             self._set(proposals=self.state.proposals | {proposal})
         elif first != proposal:
-            self._report(DoubleProposal(first, proposal), out)
+            # In a fixed order, so every node holds the same proof whatever came first.
+            self._report(DoubleProposal(*sorted((first, proposal), key=_proposal_order)), out)
 
     def _take_vote(self, vote: Vote, out: list[Output]) -> None:
         """Store a new vote. A second, different vote for a slot is stored too (and
@@ -444,8 +460,10 @@ class Agreement:
             return
         if vote.seat == self.seat:
             raise RemoteProtocolError(f"a vote in this node's name it did not cast: {vote!r}")
-        first = min((v for v in self.state.votes if v.slot == vote.slot),
-                    key=_vote_order, default=None)
+        held = [v for v in self.state.votes if v.slot == vote.slot]
+        if len(held) >= MAX_VOTES_PER_SLOT:
+            return
+        first = min(held, key=_vote_order, default=None)
         if first is not None:
             # In a fixed order, so every node holds the same proof whatever came first.
             self._report(DoubleVote(*sorted((first, vote), key=_vote_order)), out)
@@ -644,7 +662,14 @@ class Agreement:
     def _counted(self, vote: Vote) -> bool:
         if vote.pol_round < 0 or vote.value is None:
             return True
-        return len(self._voters(vote.pol_round, VoteStep.PREVOTE, vote.value)) >= self.quorum()
+        votes, held = self._polkas
+        if votes is not self.state.votes:
+            votes, held = self._polkas = (self.state.votes, {})
+        key = (vote.pol_round, vote.value)
+        if key not in held:
+            held[key] = len(self._voters(vote.pol_round, VoteStep.PREVOTE, vote.value)
+                            ) >= self.quorum()
+        return held[key]
 
 
 class _Any:
@@ -652,6 +677,10 @@ class _Any:
 
 
 ANY: Final = _Any()
+
+
+def _proposal_order(proposal: Proposal) -> tuple[str, int]:
+    return (str(proposal.value), proposal.valid_round)
 
 
 def _vote_order(vote: Vote) -> tuple[str, int]:

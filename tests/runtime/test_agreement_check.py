@@ -19,6 +19,7 @@ from p2pkille.runtime.agreement import (
     Amnesia,
     Broadcast,
     Decide,
+    DoubleProposal,
     DoubleVote,
     Endorse,
     Evidence,
@@ -196,6 +197,19 @@ def test_a_double_vote_is_evidence_once() -> None:
     assert node.receive(second) == []
 
 
+def test_a_double_proposal_is_the_same_proof_whatever_came_first() -> None:
+    one, other = Proposal(0, COMMIT, -1, 0), Proposal(0, VOID, -1, 0)
+    proofs = []
+    for first, second in ((one, other), (other, one)):
+        node = Agreement((0, 1, 2), 1)
+        node.receive(Start())
+        node.receive(first)
+        proofs.append([o for o in node.receive(second) if isinstance(o, Evidence)])
+    assert proofs[0] == proofs[1]
+    assert len(proofs[0]) == 1
+    assert isinstance(proofs[0][0].proof, DoubleProposal)
+
+
 def test_a_certificate_counts_whatever_else_its_signers_signed() -> None:
     """A holder that got a liar's other precommit first still takes the certificate the
     others decided on (the checker found a table stuck there: the one that decided had
@@ -261,6 +275,48 @@ def test_outcome_text_round_trip() -> None:
     for value in (COMMIT, VOID, Outcome.void(), Outcome.void({3, 1})):
         assert Outcome.from_text(str(value)) == value
         assert eval(repr(value)) == value
-    for bad in ("", "commit:00", "void:x", "win:1", "void:-1"):
+    for bad in ("", "commit:00", "void:x", "win:1", "void:-1", "void:1,1", "void: 1",
+                "void:+1", "void:1_0", "void:\u0663", "void:3,1", "commit:" + "AB" * 32):
         with pytest.raises(InvalidEncoding):
             Outcome.from_text(bad)
+
+
+# -- what a lying holder can make a node store and count ----------------------------------
+
+
+def test_a_liar_gets_two_votes_kept_per_slot_however_many_it_signs() -> None:
+    node = Agreement((0, 1, 2), 0)
+    node.receive(Start())
+    for k in range(3, 403):
+        node.receive(Vote(2, 0, VoteStep.PRECOMMIT, Outcome.void({k})))
+    assert len([v for v in node.state.votes if v.seat == 2]) == 2
+    assert len(node.state.proofs) == 1
+
+
+class _Counting(Agreement):
+    """Counts the quorum checks it makes (each count of votes is one)."""
+
+    def __init__(self, holders: tuple[int, ...], seat: int | None) -> None:
+        super().__init__(holders, seat)
+        self.counts = 0
+
+    def quorum(self) -> int:
+        self.counts += 1
+        return super().quorum()
+
+
+def test_prevotes_relying_on_older_polkas_are_counted_once_per_polka() -> None:
+    # A liar's prevote of each round relies on the polka of each of the two rounds before:
+    # counted without a memo, that is a Fibonacci tree of counts per vote.
+    rounds = 24
+    last = rounds - 1
+    node = _Counting((0, 1, 2), 0)
+    node.receive(Start())
+    for r in range(2, rounds):
+        for back in (1, 2):
+            node.receive(Vote(2, r, VoteStep.PREVOTE, VOID, pol_round=r - back))
+    node.receive(Vote(1, last, VoteStep.PREVOTE, None))  # the node skips to the last round
+    node.counts = 0
+    node.receive(Timeout(last, Step.PROPOSE))  # and prevotes there: it counts prevotes
+    assert (node.state.round, node.state.step) == (last, Step.PRECOMMIT)
+    assert node.counts <= 2 * rounds, node.counts
