@@ -640,7 +640,7 @@ class Lobby:
                 self._turn_away(message.key)
                 raise LobbyError(f"a join by {fingerprint}, not one of the keys we admit",
                                  evidence=wire[:64])
-            return self._seat(seat, now)
+            return self._seat(seat, now) if self._room() else []
         if message.key.raw not in self.pending:
             if len(self.pending) >= MAX_PENDING:
                 del self.pending[next(iter(self.pending))]
@@ -652,10 +652,15 @@ class Lobby:
         """Seat the pending joiner with this key fingerprint (a creator's, with ``ask``)."""
         seat = next((s for s in self.pending.values() if s.identity.fingerprint == fingerprint),
                     None)
-        if seat is None or self.roster is not None:
+        if seat is None or self.roster is not None or not self._room():
             return []
         del self.pending[seat.identity.raw]
         return self._seat(seat, now)
+
+    def _room(self) -> bool:
+        """Whether a seat is free for a key we do not admit: the seats held for admitted
+        keys (the player's bots) are nobody else's."""
+        return self.taken < self.offer.seats
 
     def refuse(self, fingerprint: str) -> None:
         """Turn the pending joiner with this fingerprint away; its joins are ignored."""

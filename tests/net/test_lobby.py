@@ -726,6 +726,26 @@ def test_seats_held_for_admitted_keys_count_as_taken() -> None:
     assert Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE).taken == 1
 
 
+def test_a_seat_held_for_an_admitted_bot_goes_to_no_stranger() -> None:
+    """Four seats, two bots admitted: the creator's player lets one stranger in; a second
+    stranger it accepts stays waiting (the last seat is the second bot's), and the table
+    forms with both bots once the second one joins."""
+    bots = [identity(i).public.fingerprint for i in (1, 2)]
+    creator = Lobby(identity(0), delivery(0), CREATOR_OFFER, table=TABLE, ask=True,
+                    admit=bots)
+    creator.receive(str(identity(1).public), join_by(1), 1.0)
+    for stranger in (5, 6):
+        creator.receive(str(identity(stranger).public), join_by(stranger), 1.0)
+    creator.accept(identity(5).public.fingerprint, 1.0)
+    assert creator.accept(identity(6).public.fingerprint, 1.0) == []
+    assert len(creator.joined) == 3
+    assert identity(6).public.raw in creator.pending
+    creator.receive(str(identity(2).public), join_by(2), 1.0)
+    assert creator.roster is not None
+    seated = {m.identity for m in creator.roster.members}
+    assert {identity(i).public for i in (0, 1, 2, 5)} == seated
+
+
 def test_the_advert_counts_the_seats_as_the_creator_does_and_follows_them() -> None:
     """A creator with a bot admitted: its advert says 2 of 3 seats from the start (the
     bot's seat is nobody else's); once it lets a stranger in, 3 of 3 before the bot has
