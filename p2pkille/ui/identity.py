@@ -39,7 +39,7 @@ from typing import Final
 import platformdirs
 
 from p2pkille.net.lobby import player_name_problem
-from protocol.identity import Identity, PublicKey
+from protocol.identity import Identity, PublicKey, fingerprint
 
 __all__ = ["IDENTITY_FILE", "KNOWN_FILE", "MAX_KNOWN", "Clash", "IdentityError",
            "KnownPlayers", "Met", "Profile", "Seated", "config_dir", "default_name",
@@ -196,10 +196,19 @@ def _document(doc: object) -> bytes:
 
 
 def _create(path: Path, name: str) -> Profile:
+    """Write a new identity at ``path`` whole or not at all: a complete temporary file is
+    linked to the name, which fails if another process made one first (then that one is
+    used), so a crash never leaves a torn identity file."""
     identity = Identity.from_seed(secrets.token_bytes(32))
     data = _identity_document(identity, name)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.link(temp, path)
     except FileExistsError:
         # Another process made it just now: use that one.
         identity, stored = _parse(path, _read(path))
@@ -207,16 +216,9 @@ def _create(path: Path, name: str) -> Profile:
     except OSError as exc:
         raise IdentityError(f"cannot create the identity file {str(path)!r}: "
                             f"{exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as exc:
+    finally:
         with contextlib.suppress(OSError):
-            path.unlink()
-        raise IdentityError(f"cannot write the identity file {str(path)!r}: "
-                            f"{exc.strerror or exc}") from None
+            temp.unlink()
     _sync_dir(path.parent)
     return Profile(identity, name, path, created=True)
 
@@ -378,7 +380,9 @@ class KnownPlayers:
 
 
 def _fingerprint(key_hex: str) -> str:
-    return PublicKey.from_bytes(bytes.fromhex(key_hex)).fingerprint
+    # A hash of the stored bytes: no point check (the lobby's listing asks per row and
+    # redraw, and a file of MAX_KNOWN keys took seconds each time).
+    return fingerprint(bytes.fromhex(key_hex))
 
 
 def _parse_known(raw: bytes) -> dict[str, _Entry]:
@@ -400,10 +404,11 @@ def _parse_known(raw: bytes) -> dict[str, _Entry]:
         if not isinstance(key, str) or len(key) != 64 or player_name_problem(name) \
                 or not all(isinstance(d, str) and len(d) <= 10 for d in (first, last)):
             raise ValueError(f"an entry {str(item)!r:.60}")
-        try:
-            PublicKey.from_bytes(bytes.fromhex(key))
-        except Exception:  # a bad hex digit or a point that is not a key
-            raise ValueError(f"the key {key!r:.70}") from None
+        # Only compared with keys met, never used to check a signature: 32 bytes in
+        # lowercase hex is all an entry needs (a point check per key made a large file
+        # slow to load).
+        if key != key.lower() or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"the key {key!r:.70}")
         out[key] = _Entry(name, first, last)
     return out
 
