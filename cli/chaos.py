@@ -40,7 +40,6 @@ from p2pkille.sim.chaos import (
     Caps,
     RunClass,
     RunResult,
-    replay_command,
     run_seed,
 )
 
@@ -237,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
             counts[result.cls] += 1
             if result.cls is not RunClass.OK:
                 progress.say(f"chaos: seed {result.seed} {result.cls.label}: {result.detail}"
-                             f"\n  replay: {replay_command(result.seed)}")
+                             f"\n  replay: {result.replay}")
             progress.update(len(results), counts)
     except KeyboardInterrupt:
         interrupted = True
@@ -287,4 +286,4 @@ def _report(seed: int, runs: int, results: list[RunResult], counts: Counter[RunC
         print("not ok:", file=out)
         for r in bad:
             print(f"  seed {r.seed} {r.cls.label}: {r.detail}", file=out)
-            print(f"    {replay_command(r.seed)}", file=out)
+            print(f"    {r.replay}", file=out)

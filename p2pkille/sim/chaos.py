@@ -1351,21 +1351,31 @@ class RunResult:
     schedule: tuple[str, ...] = ()
     outcomes: tuple[str, ...] = ()
     plan_json: str = ""
+    caps: Caps = Caps()
+
+    @property
+    def replay(self) -> str:
+        """The command that replays this run alone, under the caps it ran with."""
+        return replay_command(self.seed, self.caps)
 
     def to_json(self, *, verbose: bool = False) -> dict[str, object]:
         doc: dict[str, object] = {
             "class": self.cls.value, "classes": [c.value for c in self.classes],
             "detail": self.detail, "seed": self.seed, "virtual_s": round(self.virtual_s, 3)}
         if self.cls is not RunClass.OK:
-            doc["replay"] = replay_command(self.seed)
+            doc["replay"] = self.replay
         if verbose:
             doc.update(plan=json.loads(self.plan_json), schedule=list(self.schedule),
                        outcomes=list(self.outcomes))
         return doc
 
 
-def replay_command(seed: int) -> str:
-    return f"p2pkille chaos --seed {seed} --runs 1 --verbose"
+def replay_command(seed: int, caps: Caps = Caps()) -> str:
+    """``p2pkille chaos`` for ``seed`` alone; caps other than the defaults are named (a
+    run stopped by a cap may end otherwise under another)."""
+    extra = "".join(f" --{flag} {value:g}" for flag, value, default in (
+        ("cpu-cap", caps.cpu, CPU_CAP), ("wall-cap", caps.wall, WALL_CAP)) if value != default)
+    return f"p2pkille chaos --seed {seed} --runs 1{extra} --verbose"
 
 
 Script = Callable[[SimNetwork, Mapping[str, TableNode]], None]
@@ -1400,8 +1410,13 @@ def run_seed(seed: int, caps: Caps = Caps()) -> RunResult:
     raises for what a run does: a node (or the quiet table) that raises is an ``error``."""
     started = time.monotonic()
     budget = _Budget(caps)
-    plan = Plan.draw(seed)
-    obs, schedule, outcomes = _execute(plan, budget)
+    try:
+        plan = Plan.draw(seed)
+        obs, schedule, outcomes = _execute(plan, budget)
+    except Exception as exc:  # building the table or reading its end raised
+        return RunResult(seed=seed, cls=RunClass.ERROR, classes=(RunClass.ERROR,),
+                         detail=f"{RunClass.ERROR.label}: the run: {_error_text(exc)}",
+                         virtual_s=0.0, wall_s=time.monotonic() - started, caps=caps)
     if obs.stopped == "finished" and obs.end > obs.slow_bound(0.0):
         try:
             quiet = _quiet_time(plan, budget)
@@ -1416,4 +1431,4 @@ def run_seed(seed: int, caps: Caps = Caps()) -> RunResult:
         detail="; ".join(f"{f.cls.label}: {f.detail}" for f in findings),
         virtual_s=obs.end, wall_s=time.monotonic() - started,
         plan=tuple(plan.describe()), schedule=tuple(schedule), outcomes=tuple(outcomes),
-        plan_json=_canonical(plan.to_json()))
+        plan_json=_canonical(plan.to_json()), caps=caps)

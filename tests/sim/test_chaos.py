@@ -366,3 +366,27 @@ def test_a_bad_argument_is_one_line_and_exit_2(argv: list[str], message: str,
     captured = capsys.readouterr()
     assert captured.err == f"p2pkille chaos: {message}\n"
     assert captured.out == ""
+
+
+def test_a_replay_command_names_the_caps_the_run_had() -> None:
+    from p2pkille.sim.chaos import CPU_CAP, Caps, replay_command
+
+    assert replay_command(7) == "p2pkille chaos --seed 7 --runs 1 --verbose"
+    assert replay_command(7, Caps(cpu=30.0)) == (
+        "p2pkille chaos --seed 7 --runs 1 --cpu-cap 30 --verbose")
+    assert replay_command(7, Caps(cpu=CPU_CAP, wall=60.5)) == (
+        "p2pkille chaos --seed 7 --runs 1 --wall-cap 60.5 --verbose")
+
+
+def test_a_run_whose_table_cannot_be_built_is_an_error_not_a_crash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from p2pkille.sim import chaos
+
+    def broken(seed: int) -> chaos.Plan:
+        raise ValueError(f"no plan for seed {seed}")
+
+    monkeypatch.setattr(chaos.Plan, "draw", staticmethod(broken))
+    result = chaos.run_seed(3, chaos.Caps(cpu=30.0))
+    assert result.cls is chaos.RunClass.ERROR
+    assert "ValueError: no plan for seed 3" in result.detail
+    assert result.replay.endswith("--cpu-cap 30 --verbose")
