@@ -31,7 +31,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -200,15 +200,8 @@ def _create(path: Path, name: str) -> Profile:
     linked to the name, which fails if another process made one first (then that one is
     used), so a crash never leaves a torn identity file."""
     identity = Identity.from_seed(secrets.token_bytes(32))
-    data = _identity_document(identity, name)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.link(temp, path)
+        _put(path, _identity_document(identity, name), os.link)
     except FileExistsError:
         # Another process made it just now: use that one.
         identity, stored = _parse(path, _read(path))
@@ -216,15 +209,20 @@ def _create(path: Path, name: str) -> Profile:
     except OSError as exc:
         raise IdentityError(f"cannot create the identity file {str(path)!r}: "
                             f"{exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-    _sync_dir(path.parent)
     return Profile(identity, name, path, created=True)
 
 
 def _write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` (mode 0600) in one step."""
+    try:
+        _put(path, data, os.replace)
+    except OSError as exc:
+        raise IdentityError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _put(path: Path, data: bytes, place: Callable[[Path, Path], None]) -> None:
+    """Write ``data`` (mode 0600) to a temporary file beside ``path``, synced, then
+    ``place(temp, path)`` (link: only if absent; replace) and sync the folder."""
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -232,11 +230,10 @@ def _write(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
+        place(temp, path)
+    finally:
         with contextlib.suppress(OSError):
             temp.unlink()
-        raise IdentityError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     _sync_dir(path.parent)
 
 
