@@ -3,7 +3,7 @@ figure that says it did no harm asserted against a generous bound.
 
 The attackers (``tests/net/attackers.py``) send only to loopback and are bounded in count
 and time; mosquitto runs on a free port on 127.0.0.1 (the ``mosquitto`` fixture) and
-zeroconf is bound to 127.0.0.1. The attacks that already held before (garbage, oversized
+zeroconf is bound to 127.0.0.1. The other attacks (garbage, oversized
 and slow frames, bad handshakes, junk and floods, forged and replayed envelopes, malformed
 adverts) are the regression tests in ``test_mesh.py``, ``test_mqtt.py``,
 ``test_discovery.py`` and ``test_lobby.py``; replays of real envelopes and junk ride along
@@ -75,8 +75,7 @@ def test_forged_syncs_draw_no_reply_and_the_game_goes_on(mosquitto: Broker,
     """2,000 syncs under a name no member has and 300 under a member's name, each asking
     for everything, during a 4-peer game over mosquitto: every hand finishes, no seat is
     voided or eliminated, no peer's peak RSS doubles, and the syncs draw fewer bytes than
-    they cost the attacker (before: 40 kB drew 23.6 MB, and peers stalled or voted
-    honest seats out)."""
+    they cost the attacker."""
     async def main() -> None:
         game = await forged_sync_game(tmp_path, mosquitto.port, 2000, 300, hands=2,
                                       timeout=80)
@@ -123,8 +122,7 @@ def test_a_rogue_creator_captures_no_joiner_that_picked_the_real_table(  # noqa:
     once with a roster of the joiner and its own sybil keys. ``p2pkille tables`` shows the real
     creator's row with the real terms beside the impostor's; a player that picks the real
     row in the lobby, and a ``p2pkille peer --creator`` taken from that listing, are both
-    seated by the real creator (before: the impostor's terms were shown for the real table,
-    and the lobby bound its joiner to the impostor)."""
+    seated by the real creator, never bound to the impostor."""
     name = f"rogue-{os.urandom(3).hex()}"
 
     async def main() -> None:
@@ -207,8 +205,7 @@ def _tables_json(seconds: float) -> list[dict[str, object]]:
 @pytest.mark.broker
 def test_over_mqtt_a_rogue_answering_every_join_captures_nobody(mosquitto: Broker) -> None:
     """Over mosquitto, joiners that name no creator bind to the only one offering the
-    table; a stranger's instant rosters are refused (before: it captured every joiner and
-    the real table never formed)."""
+    table; a stranger's instant rosters are refused and the real table forms."""
     name = f"mqtt-rogue-{os.urandom(3).hex()}"
     broker = BrokerUrl(LOOPBACK, mosquitto.port)
 
@@ -281,7 +278,7 @@ def test_a_table_forms_under_the_half_open_attack_within_twice_its_quiet_time(
         tmp_path: Path) -> None:
     """66 idle connections to every peer's port, each reopened as soon as the peer closes
     it: a 4-peer table over the mesh (zeroconf on 127.0.0.1) forms within twice the time it
-    takes on a quiet network (before: only once the attack stopped, 60 s against 4 s)."""
+    takes on a quiet network."""
     async def main() -> None:
         quiet = await formation_seconds(tmp_path / "quiet", attack=False, timeout=40)
         attacked = await formation_seconds(tmp_path / "attacked", attack=True,
@@ -301,7 +298,7 @@ def test_a_table_forms_under_the_half_open_attack_within_twice_its_quiet_time(
 def test_a_50_MB_publish_raises_no_peers_rss_by_10_MB(mosquitto: Broker,
                                                      tmp_path: Path) -> None:
     """The peers announce an MQTT 5 Maximum Packet Size, so the broker never sends them a
-    50 MB publish on their table's topic (before: each peer read it whole, +50 MB RSS)."""
+    50 MB publish on their table's topic: no peer's RSS rises by more than 10 MB."""
     rises = asyncio.run(asyncio.wait_for(huge_publish_kib(tmp_path, mosquitto.port), 60))
     assert all(rise <= 10 * 1024 for rise in rises), rises
 
@@ -361,8 +358,7 @@ def test_adverts_of_hosts_that_hang_up_are_dialled_a_bounded_number_of_times(
 def test_a_node_held_after_its_hands_plays_no_further_hand_but_answers_syncs() -> None:
     """--hands 2: three simulated nodes wrapped as ``p2pkille peer --hands 2`` wraps its
     node commit hands 1 and 2, then, held, commit nothing more in a minute of virtual time,
-    while each still answers syncs; so a peer's log holds the hands it reports (before, the
-    node played on while the peer lingered: logs of four peers asked for 2 hands held 3)."""
+    while each still answers syncs; so a peer's log holds exactly the hands it reports."""
     from p2pkille.net import peer
     from p2pkille.sim.network import SimNetwork
     from p2pkille.sim.table import build_table
@@ -398,7 +394,7 @@ def test_p2pkille_tables_prints_no_warning() -> None:
 @pytest.mark.broker
 def test_retained_junk_and_replays_under_a_members_name_leave_the_table_working(
         mosquitto: Broker) -> None:
-    """Attacks that held before, kept as a regression: retained junk on the table's topics
+    """Retained junk on the table's topics
     before the peers start, then junk and replayed lobby messages under every name."""
     name = f"junk-{os.urandom(3).hex()}"
     broker = BrokerUrl(LOOPBACK, mosquitto.port)
