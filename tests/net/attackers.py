@@ -336,6 +336,9 @@ class Rogue:
     offers: bool = False
     rosters: int = 0
     sybils: list[Identity] = field(default_factory=list)
+    serving: list[asyncio.Task[None]] = field(default_factory=list, repr=False)
+    """The running :meth:`on_mesh` and :meth:`on_mqtt` services (held: the loop keeps
+    only weak references to tasks)."""
 
     def __post_init__(self) -> None:
         self.sybils = [Identity.from_seed(os.urandom(32)) for _ in range(self.seats - 2)]
@@ -371,13 +374,17 @@ class Rogue:
         """Run on an open mesh on the table's channel until ``stop``; returns the mesh
         (listening once :meth:`Mesh.wait_ready` returns)."""
         mesh = Mesh(self.identity, channel_id(self.name), None, host=LOOPBACK, port=port)
-        asyncio.get_running_loop().create_task(self._serve(mesh, stop))
+        self.serving.append(asyncio.get_running_loop().create_task(self._serve(mesh, stop)))
         return mesh
 
-    async def on_mqtt(self, stop: asyncio.Event, broker: BrokerUrl) -> None:
+    async def on_mqtt(self, stop: asyncio.Event, broker: BrokerUrl) -> MqttTransport:
+        """Run on the broker on the table's channel until ``stop``; returns the transport
+        (subscribed once :meth:`MqttTransport.wait_ready` returns)."""
         transport = MqttTransport(peer_name(self.identity.public), channel_id(self.name),
                                   broker)
-        await self._serve(transport, stop)
+        self.serving.append(asyncio.get_running_loop().create_task(
+            self._serve(transport, stop)))
+        return transport
 
     async def _serve(self, transport: Mesh | MqttTransport, stop: asyncio.Event) -> None:
         def deliver(sender: str, data: bytes) -> None:

@@ -159,22 +159,25 @@ def test_a_rogue_creator_captures_no_joiner_that_picked_the_real_table(  # noqa:
                 assert len(real) == 1, rows  # the real table, with its own terms
                 assert real[0]["creator"] == creator.public.fingerprint
                 assert any(t["stake"] == 999999 for t in rows), rows  # the copy, apart
-                # A peer told the creator from that listing.
-                procs.append(subprocess.Popen(
-                    peer_command(name, 3, 1, "--interface", LOOPBACK, "--creator",
-                                 str(real[0]["creator"]), "--timeout", "40"),
-                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 # A player picks the row of the real table in the lobby.
                 while not [t for t in lan.tables if t.table == table and t.stake == 1]:
                     await asyncio.sleep(0.05)
                 session = lan.join(next(t for t in lan.tables
                                         if t.table == table and t.stake == 1))
+                # Until every seat is taken it sends its join to every advert naming its
+                # creator, the lure too, and the rogue answers with a roster of its own.
+                while rogue.rosters == 0:
+                    await asyncio.sleep(0.05)
+                # A peer told the creator from that listing takes the third seat.
+                procs.append(subprocess.Popen(
+                    peer_command(name, 3, 1, "--interface", LOOPBACK, "--creator",
+                                 str(real[0]["creator"]), "--timeout", "40"),
+                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 while session.lobby is None or session.lobby.roster is None:
                     await asyncio.sleep(0.05)
                 assert session.lobby.roster.creator == creator.public
                 while not lobbies[0].formed:
                     await asyncio.sleep(0.05)
-                assert rogue.rosters > 0  # it did try
                 seated = {k.fingerprint for k in lobbies[0].config().identities}
                 assert session.identity.public.fingerprint in seated
                 assert len(seated) == 3  # the real creator seated the peer process too
@@ -218,13 +221,13 @@ def test_over_mqtt_a_rogue_answering_every_join_captures_nobody(mosquitto: Broke
                                  **common)]  # type: ignore[arg-type]
         settings += [PeerSettings(offer=Offer(name, 3), **common)  # type: ignore[arg-type]
                      for _ in range(2)]
-        attack = asyncio.create_task(rogue.on_mqtt(stop, broker))
+        transport = await rogue.on_mqtt(stop, broker)
         try:
-            await asyncio.sleep(0.5)  # the rogue is subscribed before anyone joins
+            await transport.wait_ready()  # the rogue is subscribed before anyone joins
             results = await asyncio.gather(*(run_peer(s) for s in settings))
         finally:
             stop.set()
-            await attack
+            await asyncio.gather(*rogue.serving)
         assert rogue.rosters > 0
         assert len({r.table for r in results}) == 1
         assert sorted(r.seat for r in results) == ["P1", "P2", "P3"]
