@@ -41,6 +41,7 @@ from p2pkille.net.mqtt import BrokerUrl, MqttTransport
 from p2pkille.net.peer import _Attached, _Switchboard
 from p2pkille.runtime.node import TableNode
 from p2pkille.sim.table import build_table
+from protocol import group
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 
@@ -194,6 +195,7 @@ def run_sim(n: int, seed: int, hands: int) -> Row:
 
 
 def main(argv: list[str] | None = None) -> int:
+    group.share_results(False)  # each peer pays for its own checks (protocol.group)
     parser = argparse.ArgumentParser(prog="python -m bench.network", description=__doc__)
     parser.add_argument("--hands", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)

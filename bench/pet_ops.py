@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import rbcl
 
 from bench.protocol_ops import us
+from protocol import group
 from protocol.deck import Ciphertext, Deck, mask
 from protocol.group import Scalar, counters
 from protocol.keys import HandContext, JointKey, KeyShare, joint_key
@@ -160,6 +161,7 @@ def measure(
 
 
 def main() -> None:
+    group.share_results(False)  # each peer pays for its own checks (protocol.group)
     parser = argparse.ArgumentParser(prog="python -m bench.pet_ops")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()

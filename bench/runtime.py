@@ -59,6 +59,7 @@ import rbcl
 import protocol.group as group_module
 from p2pkille.runtime import messages as msg
 from p2pkille.sim.table import SimTable, build_table
+from protocol import group
 from protocol.group import Workers, counters
 
 PHASES: Final = ("keys", "shuffle", "deal", "play", "audit", "checkpoint")
@@ -273,6 +274,7 @@ def bench_table(peers: int, hands: int, seed: int, mode: str = "audit",
 
 
 def main(argv: list[str] | None = None) -> None:
+    group.share_results(False)  # each peer pays for its own checks (protocol.group)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--peers", default="3,5,9,15,20")
     parser.add_argument("--hands", type=int, default=2)

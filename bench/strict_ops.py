@@ -329,6 +329,7 @@ def part3(workers: Workers) -> None:
 
 
 def main() -> None:
+    group.share_results(False)  # each peer pays for its own checks (protocol.group)
     parser = argparse.ArgumentParser(prog="python -m bench.strict_ops")
     parser.add_argument("--peers", type=int, nargs="*", default=[3, 9, 20])
     parser.add_argument("--threads", type=int, default=1,

@@ -42,6 +42,7 @@ from p2pkille.sim.chaos import (
     RunResult,
     run_seed,
 )
+from protocol import group
 
 BAD_ARGS: Final = 2
 NOT_OK: Final = 1
@@ -173,9 +174,11 @@ class _Progress:
 
 def _worker_init() -> None:
     """Ctrl-C reaches every process of the group: the parent alone decides, and ends the
-    workers with SIGTERM, which unwinds a run (its temporary logs are removed)."""
+    workers with SIGTERM, which unwinds a run (its temporary logs are removed). A run's
+    peers share their raw group results (:func:`protocol.group.share_results`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
+    group.share_results(True)
 
 
 def _terminate(_signum: int, _frame: object) -> NoReturn:
@@ -185,6 +188,7 @@ def _terminate(_signum: int, _frame: object) -> NoReturn:
 def _results(seeds: range, jobs: int, caps: Caps) -> Iterator[RunResult]:
     """The runs of ``seeds`` as they finish (in ``jobs`` processes when more than one)."""
     if jobs == 1:
+        group.share_results(True)  # as in _worker_init
         for seed in seeds:
             yield run_seed(seed, caps)
         return

@@ -31,6 +31,7 @@ from p2pkille.runtime.node import HandOutcome
 from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import HAND_CAP, build_table
+from protocol import group
 from protocol.group import Workers
 
 BAD_ARGS: Final = 2
@@ -131,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
               f"{outcome.checkpoint[:16]} agreed by {len(outcome.agreed_by)}",
               file=sys.stderr)
 
+    group.share_results(True)  # every peer is in this process: each check is made once
     with ThreadPoolExecutor(threads, thread_name_prefix="sim-mult") as pool:
         table = build_table(peers, seed=seed, ruleset=ruleset, stake=stake, chips=chips,
                             faults=faults, byzantine=byzantine, mode=mode,

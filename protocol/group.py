@@ -21,6 +21,7 @@ peer's bytes can only ever raise the remote error type.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ __all__ = [
     "mult_sum",
     "mult_sums",
     "products",
+    "share_results",
 ]
 
 #: l, the prime order of ristretto255 (RFC 9496, section 4).
@@ -58,11 +60,11 @@ SCALAR_BYTES = 32
 _IDENTITY = bytes(32)
 BytesLike = bytes | bytearray | memoryview
 
-_base_mult = rbcl.crypto_scalarmult_ristretto255_base
-_var_mult = rbcl.crypto_scalarmult_ristretto255
-_add = rbcl.crypto_core_ristretto255_add
-_sub = rbcl.crypto_core_ristretto255_sub
-_is_valid = rbcl.crypto_core_ristretto255_is_valid_point
+_rb_base_mult = rbcl.crypto_scalarmult_ristretto255_base
+_rb_var_mult = rbcl.crypto_scalarmult_ristretto255
+_rb_add = rbcl.crypto_core_ristretto255_add
+_rb_sub = rbcl.crypto_core_ristretto255_sub
+_rb_is_valid = rbcl.crypto_core_ristretto255_is_valid_point
 _from_hash = rbcl.crypto_core_ristretto255_from_hash
 _reduce = rbcl.crypto_core_ristretto255_scalar_reduce
 _s_add = rbcl.crypto_core_ristretto255_scalar_add
@@ -353,6 +355,81 @@ class Point:
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+# -- results shared between the peers of one process -----------------------------------
+# A simulated table runs every peer in one process, and every peer checks the same proofs
+# and signatures: the same products, sums and point checks, n times over. With sharing on,
+# each raw result is computed once and then looked up (a dict keyed by the whole input;
+# only results, never a failure, are kept). The counters are untouched: they count what
+# each peer's protocol asks for, in the calling code above. Off by default: a real peer
+# is alone in its process and would only hold its own secrets' products longer.
+
+_SHARED_MAX = 1 << 17
+"""Entries kept before the table is emptied (about 30 MB): a whole hand's checks fit."""
+_shared: dict[bytes, bytes] | None = None
+
+
+def share_results(on: bool) -> None:
+    """Keep raw group results for the other peers of this process (``True``: the
+    simulator and the test suite) or not (``False``, the default; a benchmark that times
+    peers turns it off, as each peer must pay for its own checks)."""
+    global _shared  # noqa: PLW0603 -- one switch for the process: every peer shares it
+    _shared = {} if on else None
+
+
+def _recall(key: bytes) -> bytes | None:
+    memo = _shared
+    return None if memo is None else memo.get(key)
+
+
+def _keep(key: bytes, value: bytes) -> bytes:
+    memo = _shared
+    if memo is not None:
+        if len(memo) >= _SHARED_MAX:
+            memo.clear()
+        memo[key] = value
+    return value
+
+
+def _base_mult(scalar: bytes) -> bytes:
+    if _shared is None:
+        return _rb_base_mult(scalar)  # type: ignore[no-any-return]
+    key = b"b" + scalar
+    return _recall(key) or _keep(key, _rb_base_mult(scalar))
+
+
+def _var_mult(scalar: bytes, point: bytes) -> bytes:
+    if _shared is None:
+        return _rb_var_mult(scalar, point)  # type: ignore[no-any-return]
+    key = b"m" + scalar + point
+    return _recall(key) or _keep(key, _rb_var_mult(scalar, point))
+
+
+def _add(a: bytes, b: bytes) -> bytes:
+    if _shared is None:
+        return _rb_add(a, b)  # type: ignore[no-any-return]
+    key = b"a" + a + b
+    return _recall(key) or _keep(key, _rb_add(a, b))
+
+
+def _sub(a: bytes, b: bytes) -> bytes:
+    if _shared is None:
+        return _rb_sub(a, b)  # type: ignore[no-any-return]
+    key = b"s" + a + b
+    return _recall(key) or _keep(key, _rb_sub(a, b))
+
+
+def _is_valid(data: bytes) -> bool:
+    if _shared is None:
+        return bool(_rb_is_valid(data))
+    key = b"v" + data
+    if _recall(key) is not None:
+        return True
+    if not _rb_is_valid(data):
+        return False
+    _keep(key, b"")
+    return True
 
 
 def _point(data: bytes) -> Point:
@@ -695,4 +772,12 @@ def ed25519_verify(signature: bytes, message: bytes, public: bytes) -> bool:
         raise LocalProtocolError("ed25519_verify takes bytes")
     if len(signature) != 64 or len(public) != 32:
         return False
-    return bool(_ed_verify(signature, message, len(message), public) == 0)
+    if _shared is None:
+        return bool(_ed_verify(signature, message, len(message), public) == 0)
+    key = b"e" + signature + public + hashlib.blake2b(message, digest_size=32).digest()
+    if _recall(key) is not None:
+        return True
+    if _ed_verify(signature, message, len(message), public) != 0:
+        return False
+    _keep(key, b"")
+    return True

@@ -1,7 +1,9 @@
-"""Hypothesis profiles: ``ci`` (default, sized for CI's time) and ``thorough``; and the
-grouping of real-time tests onto one xdist worker.
+"""Hypothesis profiles and the thorough tier; the placement of tests on xdist workers.
 
-Choose with ``HYPOTHESIS_PROFILE=thorough pytest``.
+``pytest`` is the everyday and CI run: Hypothesis's ``ci`` profile, and the cases marked
+``thorough`` (the largest tables, the deepest model-checker runs) skipped with the reason.
+``THOROUGH=1 pytest`` is the long run: Hypothesis's ``thorough`` profile, and those cases
+too (``HYPOTHESIS_PROFILE`` still picks a profile alone).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from protocol import group
 
 settings.register_profile(
     "ci",
@@ -26,15 +30,33 @@ settings.register_profile(
     print_blob=True,
 )
 settings.register_profile("dev", max_examples=20, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# Every simulated table runs its peers in this process: they share the results of the
+# group operations they all check (protocol.group.share_results; counts are unchanged).
+group.share_results(True)
+
+THOROUGH = os.environ.get("THOROUGH", "") not in ("", "0")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "thorough" if THOROUGH else "ci"))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    # ``-n auto``: one worker per core for the simulated tests, and one more for the
+    # real-time group, which mostly waits on its processes and sockets (about half its
+    # wall time on two cores), so the simulated tests use that idle core time.
+    cores = os.cpu_count() or 1
+    return cores + 1 if cores > 1 else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Under pytest-xdist (pyproject's addopts), the tests that run real processes,
     # sockets, timers or a terminal (tests/net, tests/ui) stay on one worker, one after
     # another, with their time limits; the simulated ones (a virtual clock) spread over
-    # the others. Two workers halve the suite's time on CI's two cores. Paths are taken
-    # from the project's root, whatever folders the checkout itself sits in.
+    # the others. Paths are taken from the project's root, whatever folders the checkout
+    # itself sits in.
+    if not THOROUGH:
+        skip = pytest.mark.skip(reason="a thorough case: THOROUGH=1 pytest runs it")
+        for item in items:
+            if item.get_closest_marker("thorough") is not None:
+                item.add_marker(skip)
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:

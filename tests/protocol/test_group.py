@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol import group
 from protocol.deck import Ciphertext, ShuffleWitness, decode_deck
+from protocol.domain import encode, label
 from protocol.errors import InvalidEncoding, LocalProtocolError, RemoteProtocolError
-from protocol.group import GROUP_ORDER, DegenerateResult, Point, Scalar, counters
+from protocol.group import (
+    GROUP_ORDER,
+    DegenerateResult,
+    Point,
+    Scalar,
+    counters,
+    ed25519_verify,
+    mult_sum,
+    products,
+)
+from protocol.identity import Identity
 from protocol.keys import HandContext, PublicKeyShare, SchnorrProof
 from protocol.reveal import DecryptionShare, DleqProof, RevealContext
 from protocol.rng import DeterministicRng
@@ -258,3 +270,54 @@ def test_many_from_bytes() -> None:
         Point.many_from_bytes(pts[0].data + bytes(32) + pts[2].data)
     with pytest.raises(InvalidEncoding, match="point 2"):
         Point.many_from_bytes(raw[:64] + b"\xff" * 32)
+
+
+class TestSharedResults:
+    """``share_results``: the peers of one process share raw results; nothing else changes
+    (the suite runs with it on, tests/conftest.py)."""
+
+    @pytest.fixture(autouse=True)
+    def _restore(self) -> Iterator[None]:
+        yield
+        group.share_results(True)
+
+    def _work(self) -> tuple[tuple[object, ...], dict[str, int]]:
+        rng = DeterministicRng(b"shared results")
+        k, j = Scalar.random(rng), Scalar.random(rng)
+        p = G * k
+        q = p * j
+        signer = Identity.generate(rng)
+        signature = signer.sign("test", b"a message")
+        public = signer.public.raw
+        before = counters.snapshot()
+        out = (p, q, p + q, q - p, mult_sum([(p, k), (q, j), (G, j)]),
+               products([(p, j), (G, k)]), Point.from_bytes(q.to_bytes()),
+               [ed25519_verify(signature, encode(label("test"), m), public)
+                for m in (b"a message", b"another message", b"a message")])
+        return out, _delta(before)
+
+    def test_results_and_counts_are_the_same_with_and_without(self) -> None:
+        group.share_results(False)
+        alone = self._work()
+        group.share_results(True)
+        shared = self._work()
+        again = self._work()  # every raw result now comes from the table
+        assert alone == shared == again
+        assert alone[0][-1] == [True, False, True]
+        # Whole tables: the golden corpus (recorded without sharing) is byte for byte the
+        # same with it, counts included (tests/golden).
+
+    def test_a_failure_is_never_kept(self) -> None:
+        group.share_results(True)
+        p = G * s(5)
+        for _ in range(2):
+            with pytest.raises(DegenerateResult):
+                p - p
+            with pytest.raises(InvalidEncoding):
+                Point.from_bytes(b"\xff" * 32)
+            with pytest.raises(DegenerateResult):
+                mult_sum([(p, s(1)), (p, -s(1))])
+
+
+def _delta(before: dict[str, int]) -> dict[str, int]:
+    return {k: v - before[k] for k, v in counters.snapshot().items()}

@@ -2,7 +2,9 @@
 reachable world of bounded scenarios (tests/runtime/agreement_model.py), and its API.
 
 Each check prints its state count (``pytest -s`` shows them; docs/agreement.md quotes
-them). The deeper runs are marked slow; ``AGREEMENT_MAX_STATES`` raises their cap.
+them). The deepest runs are in the thorough tier (``THOROUGH=1 pytest``); the one that
+pairs with the skip-lock variant's bound is slow and runs every time.
+``AGREEMENT_MAX_STATES`` raises their cap.
 """
 
 from __future__ import annotations
@@ -69,12 +71,12 @@ def test_four_holders_two_rounds() -> None:
     _checked(Scenario(holders=4, rounds=2, delays=0), at_least=10_000)
 
 
-@pytest.mark.slow
+@pytest.mark.thorough
 def test_three_holders_two_rounds_and_a_cut() -> None:
     _checked(Scenario(holders=3, rounds=2, delays=0, cuts=_cuts(3, "all")), at_least=50_000)
 
 
-@pytest.mark.slow
+@pytest.mark.thorough
 def test_three_holders_every_order_with_a_double_voter() -> None:
     _checked(Scenario(holders=3, rounds=1, double_voter=2), at_least=100_000)
 

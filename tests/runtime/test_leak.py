@@ -263,7 +263,7 @@ def leaks(table: SimTable, rec: Recorder, hands: int, *, after: bool = False
     (3, 2, 2, False),
     (3, 11, 2, True),
     (4, 5, 1, True),
-    pytest.param(5, 3, 1, True, marks=pytest.mark.slow),
+    pytest.param(5, 3, 1, True, marks=pytest.mark.thorough),
 ])
 def test_no_seat_and_no_broker_decodes_a_card_it_may_not_know(
         peers: int, seed: int, hands: int, restless: bool) -> None:

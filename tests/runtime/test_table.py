@@ -48,7 +48,10 @@ for _name, _opts in PRESETS.items():
             CASES.append(pytest.param(
                 _name, _n, 1 if _n > 5 else 3,
                 id=f"{_name}-{_n}",
-                marks=[pytest.mark.slow] if _n > 9 else [],
+                # The everyday run plays up to 15 seats; the largest tables (20 and 38
+                # seats, a minute of CPU) are in the thorough run.
+                marks=[pytest.mark.thorough] if _n > 15 else
+                [pytest.mark.slow] if _n > 9 else [],
             ))
 
 
