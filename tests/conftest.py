@@ -59,6 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    realtime: list[pytest.Item] = []
     for item in items:
         try:
             parts = item.path.relative_to(config.rootpath).parts
@@ -66,3 +67,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if parts[:2] in (("tests", "net"), ("tests", "ui")):
             item.add_marker(pytest.mark.xdist_group("realtime"))
+            realtime.append(item)
+    # The real-time group first: it is the longest unit of work (one worker, minutes),
+    # so it starts at once and the simulated tests fill the other workers around it.
+    chosen = set(map(id, realtime))
+    items[:] = realtime + [item for item in items if id(item) not in chosen]
