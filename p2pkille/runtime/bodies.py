@@ -530,6 +530,21 @@ class OverBody:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaveBody:
+    """Its author quits the table, in hand ``hand`` (0 before the first deal)."""
+
+    KIND: ClassVar[str] = msg.LEAVE
+    hand: int
+
+    @classmethod
+    def parse(cls, env: Envelope) -> LeaveBody:
+        return cls(msg.get_hand(env.body, env.wire))
+
+    def to_json(self) -> dict[str, object]:
+        return {"hand": self.hand}
+
+
+@dataclass(frozen=True, slots=True)
 class TallyBody:
     """Per key holder the id of its accuse its author counts (or None), and the seats
     without a key its author counts timed out."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Consumer"]
 
 Handler = Callable[[int, Envelope], None]
-_GENESIS = (msg.COMMIT, msg.NONCE, msg.ACCEPT, msg.OVER)
+_GENESIS = (msg.COMMIT, msg.NONCE, msg.ACCEPT, msg.OVER, msg.LEAVE)  # no hand's stage
 _ROUND = (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY)
 
 
@@ -49,6 +49,7 @@ class Consumer:
             msg.OVER: core.closing.on_over,
             msg.ACCUSE: core.accusations.on_accuse, msg.TALLY: core.verdict.on_tally,
             msg.TIMEOUT: core.timeouts.on_timeout, msg.SEEN: core.timeouts.on_seen,
+            msg.LEAVE: core.timeouts.on_leave,
         }
         assert set(self.handlers) == msg.KINDS, "a handler per kind"
 

@@ -98,6 +98,10 @@ class Intake:
                 self.held_at[(m, env.seq)] = self.table.now
                 if m == self.table.me:
                     self.core.outbox.took_own(msg.hand_of(env))
+                if env.kind == msg.LEAVE:
+                    # Read on arrival, not in chain order: nothing of its author comes
+                    # after it, so what the table waits for from it is due now.
+                    self.table.left.add(m)
             elif isinstance(event, Equivocated):
                 self._fork(event)
 

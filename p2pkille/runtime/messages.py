@@ -55,9 +55,10 @@ PET: Final = "pet"
 REWOUND: Final = "rewound"
 OVER: Final = "over"
 TALLY: Final = "tally"
+LEAVE: Final = "leave"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
-                          REWOUND, OVER, TALLY})
+                          REWOUND, OVER, TALLY, LEAVE})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -93,6 +94,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # a key holder whose void round is complete: the accuse it counts of each holder
         # (its id, or null), before any node decides (docs/protocol.md II.11.1)
         (TALLY, ("ids",), ("buyers",)),
+        # a member quits the table: its last envelope; ``hand`` is the hand it was in
+        # (0 before the first deal). Its steps after it are due at once (II.11.5)
+        (LEAVE, (), ()),
     )
 }
 MAX_SEATS: Final = 64

@@ -18,7 +18,7 @@ from p2pkille.engine.peer import PeerView
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import gapfill
 from p2pkille.runtime.behaviour import Behaviour, Probe
-from p2pkille.runtime.bodies import disclosed_json
+from p2pkille.runtime.bodies import LeaveBody, disclosed_json
 from p2pkille.runtime.config import TableConfig
 from p2pkille.runtime.core import Core
 from p2pkille.runtime.faults import Fault
@@ -47,6 +47,8 @@ class TableNode:
         self._name = name
         self._synced_back: dict[str, float] = {}
         """peer -> when I last answered its sync."""
+        self._quit = False
+        """I signed my ``leave``: I make no move, and answer syncs only."""
         self._core = Core(self, identity, delivery, config, decider, seed, timing)
 
     # -- io.Node --------------------------------------------------------------------------
@@ -69,10 +71,19 @@ class TableNode:
         data = bytes(data)
         if data.startswith(gapfill.PREFIX):
             return self._sync(sender, data, now)
+        if self._quit:
+            return []
         accepted = len(core.table.transcript.accepted)
         out: list[Output] = []
         core.intake.accept(data)
         self._settle(out)
+        if self._core.table.left:
+            # A member that left is not waited for: vote its step out now, not at the
+            # next wake (the step may be due only since this envelope).
+            sent = len(out)
+            self._core.timeouts.vote(out, now)
+            if len(out) > sent:
+                self._settle(out)
         grew = len(self._core.table.transcript.accepted) > accepted
         return self._core.behaviour.sending(self, grew, out)
 
@@ -82,6 +93,9 @@ class TableNode:
         core.intake.forget_old()
         if self.done:
             return []
+        if self._quit:
+            # Only my sync: a member that lacks my leave then asks for it.
+            return [Send(self.sync_message()), WakeAt(now + self.timing.sync_interval)]
         out: list[Output] = [Send(self.sync_message()),
                              WakeAt(now + self.timing.sync_interval)]
         core.timeouts.vote(out, now)
@@ -127,11 +141,39 @@ class TableNode:
                      and hand.number not in core.verdict.voided else None)
         return gapfill.encode_sync(core.table.transcript.heads().heads, open_hand)
 
+    def leave(self, now: float) -> Sequence[Output]:
+        """Quit the table: sign a ``leave``, my last envelope, and send it. The others
+        then settle my seat at once (II.11.5): my decisions take their default, a hand I
+        hold a key in is voided, and I take no further part. From here on this node makes
+        no move; it answers gap-fill syncs, so that the leave reaches every member while
+        its transport lingers. Nothing the second time."""
+        core = self._core
+        core.table.now = now
+        if self._quit:
+            return []
+        out: list[Output] = []
+        hand = core.table.hand
+        core.outbox.emit(out, LeaveBody(hand.number if hand is not None else 0))
+        self._quit = True
+        return self._core.behaviour.sending(self, True, out)
+
+    @property
+    def has_quit(self) -> bool:
+        """I signed my ``leave`` (now, or before a restart from my log)."""
+        return self._quit
+
+    @property
+    def left(self) -> tuple[int, ...]:
+        """The table seats (member indices before the genesis) whose ``leave`` I hold."""
+        table = self._core.table
+        return tuple(sorted(table.seat_of[m] if table.seat_of else m for m in table.left))
+
     def replay(self, log: Iterable[bytes]) -> None:
         """Before :meth:`start`: take back every envelope this node had accepted (its own
         included), e.g. from its log after a crash. Its own are then not sent again: as
         all its secrets come from the seed, it re-derives each of them byte for byte."""
         self._core.replay(log)
+        self._quit = self._core.table.me in self._core.table.left
 
     def take_own_votes(self) -> None:
         """:meth:`take_own_vote` for every ``timeout`` in this member's own chain (after

@@ -68,9 +68,11 @@ class Readiness:
         }
 
     # The readiness table: one return per envelope kind.
-    def ready(self, m: int, env: Envelope) -> bool:  # noqa: PLR0911
+    def ready(self, m: int, env: Envelope) -> bool:  # noqa: PLR0911, PLR0912
         """May member ``m``'s next envelope ``env`` be consumed now?"""
         kind, stage = env.kind, self.table.stage
+        if kind == msg.LEAVE:
+            return True  # it waits for nothing (its effect is taken on arrival: intake.py)
         if kind in _GENESIS:
             return stage == _GENESIS[kind]
         hand = self.table.hand

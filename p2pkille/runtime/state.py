@@ -87,6 +87,8 @@ class TableState:
         """The time of the input being handled (start, receive, wake)."""
         self.dropped = 0
         """Transport input ignored: bytes that are no valid envelope or sync."""
+        self.left: set[int] = set()
+        """Members whose chain holds a ``leave`` (intake.py): their steps are due at once."""
         self.watchers: list[Callable[[str], None]] = []
         self.workers: Workers | None = None
         self.record_events = False
@@ -140,6 +142,10 @@ class TableState:
 
     def seat(self, member: int) -> int | None:
         return self.seat_of[member] if self.seat_of else None
+
+    def has_left(self, seat: int) -> bool:
+        """Did ``seat`` (a member index during the genesis) sign a ``leave``?"""
+        return (self.member_of[seat] if self.member_of else seat) in self.left
 
     def holder(self, m: int) -> int:
         """Member ``m``'s holder index in the current hand; :class:`Blame` if it has none."""

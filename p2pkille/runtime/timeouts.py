@@ -14,7 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.bodies import SeenBody, TimeoutBody
+from p2pkille.runtime.bodies import LeaveBody, SeenBody, TimeoutBody
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.play import DECIDING, default_fact
 from p2pkille.runtime.records import Hand
@@ -96,7 +96,8 @@ class Timeouts:
             (step, timing.answer_limit) for step in self.unanswered(hand)]
         for step, wait in steps:
             first = self.since.setdefault((hand.number, step), now)
-            if (step.seat != table.my_seat and now - first >= wait
+            due = 0.0 if table.has_left(step.seat) else wait  # a leave: nothing will come
+            if (step.seat != table.my_seat and now - first >= due
                     and (hand.number, step) not in self.voted):
                 self.voted.add((hand.number, step))
                 self.core.outbox.emit(out, TimeoutBody(hand.number, step))
@@ -362,6 +363,12 @@ class Timeouts:
         return bool(hand.timeouts.timed_out) or any(
             step.stage == Stage.CHECKPOINT and step not in hand.timeouts.seens
             and not self.dead(hand, step) for step in hand.timeouts.votes)
+
+    def on_leave(self, m: int, env: Envelope) -> None:
+        """A member's ``leave``, in its chain's order: taken on arrival already (intake.py);
+        a malformed one is its author's fault."""
+        LeaveBody.parse(env)
+        self.table.left.add(m)
 
     def on_timeout(self, m: int, env: Envelope) -> None:
         self.take(m, env)

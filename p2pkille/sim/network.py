@@ -94,6 +94,14 @@ class _Timer:
     incarnation: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Action:
+    name: str
+    incarnation: int
+    act: Callable[[Node, float], object]
+    what: str
+
+
 class SimNetwork:
     """Runs nodes against each other on a virtual clock that starts at 0.0 seconds.
 
@@ -111,7 +119,7 @@ class SimNetwork:
         self._rng = random.Random(seed)
         self._now = 0.0
         self._seq = 0
-        self._heap: list[tuple[float, int, _Delivery | _Timer]] = []
+        self._heap: list[tuple[float, int, _Delivery | _Timer | _Action]] = []
         self._nodes: dict[str, Node] = {}
         self._incarnation: dict[str, int] = {}
         self._down: set[str] = set()
@@ -229,6 +237,16 @@ class SimNetwork:
         if self._started:
             self._start_node(name)
 
+    def at(self, when: float, name: str, act: Callable[[Node, float], object],
+           what: str = "an action") -> None:
+        """At virtual time ``when``, call ``act(node, now)`` on node ``name`` and carry out
+        the outputs it returns, as for a wake: input from outside the network, such as
+        a player quitting. Nothing happens if the node is down then, or was restarted."""
+        self._known(name, "at")
+        if not (math.isfinite(when) and when >= self._now):
+            raise SimError(f"at: {when!r} is not a time at or after now={self._now!r}")
+        self._push(when, _Action(name, self._incarnation[name], act, what))
+
     def inject(self, sender: str, data: bytes, to: str | None = None) -> None:
         """Send ``data`` now as if ``sender`` had (any name, e.g. an attacker or a broker).
 
@@ -289,6 +307,8 @@ class SimNetwork:
             self._counts["events"] += 1
             if isinstance(event, _Delivery):
                 self._deliver(event)
+            elif isinstance(event, _Action):
+                self._act(event)
             else:
                 self._fire(event)
 
@@ -331,6 +351,17 @@ class SimNetwork:
             exc.add_note(f"raised by node {name!r} in wake at t={now!r}")
             raise
         self._apply(name, outputs, "wake")
+
+    def _act(self, event: _Action) -> None:
+        name, now = event.name, self._now
+        if name in self._down or event.incarnation != self._incarnation[name]:
+            return
+        try:
+            outputs = event.act(self._nodes[name], now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {name!r} in {event.what} at t={now!r}")
+            raise
+        self._apply(name, outputs, event.what)
 
     def _start_node(self, name: str) -> None:
         now = self._now
@@ -393,7 +424,7 @@ class SimNetwork:
             counts["duplicated"] += 1
             self._push(at + window * rng.random(), message)
 
-    def _push(self, at: float, event: _Delivery | _Timer) -> None:
+    def _push(self, at: float, event: _Delivery | _Timer | _Action) -> None:
         if isinstance(event, _Delivery):
             self._counts["in_flight"] += 1
         self._seq += 1

@@ -50,7 +50,9 @@ class TableRun:
 
     @property
     def honest(self) -> list[TableNode]:
-        return [n for i, n in enumerate(self.nodes) if i not in self.byzantine]
+        """The nodes still at the table and not misbehaving (a node that left is not)."""
+        return [n for i, n in enumerate(self.nodes)
+                if i not in self.byzantine and not n.has_quit]
 
     @property
     def honest_agree(self) -> bool:
@@ -119,19 +121,21 @@ class SimTable:
 
         def finished(_: SimNetwork) -> bool:
             nonlocal reported
-            outcomes = honest[0].outcomes
+            # A node that left the table is not waited for.
+            playing = [n for n in honest if not n.has_quit] or honest
+            outcomes = playing[0].outcomes
             while on_hand is not None and reported < len(outcomes):
                 on_hand(outcomes[reported])
                 reported += 1
-            if max_hands is not None and all(len(n.outcomes) >= max_hands for n in honest):
+            if max_hands is not None and all(len(n.outcomes) >= max_hands for n in playing):
                 return True
-            return all(n.done for n in honest)
+            return all(n.done for n in playing)
 
         counters.reset()
         start = time.perf_counter()
         stop = self.network.run(until=until, stop=finished)
         wall = time.perf_counter() - start
-        done = all(n.done for n in honest)
+        done = all(n.done for n in honest if not n.has_quit)
         return TableRun(
             nodes=self.nodes, stop=stop, wall_s=wall, scalar_mults=counters.scalar_mults,
             envelopes=sum(n.sent_envelopes for n in self.nodes),
