@@ -6,7 +6,7 @@ own view on stdout::
 
     {"seat": "P2", "hands": [{"hand", "died", "pot", "chips", "checkpoint", "agreed_by",
                               "voided", "accusations", "eliminated"}],
-     "winner": seat|null, "spectated_from": hand|null}
+     "winner": seat|null, "spectated_from": hand|null, "left": [seat], "quit": bool}
 
 each hand in the shape of ``p2pkille sim --json``. Progress goes to stderr. With ``--log
 FILE`` the node logs every envelope it accepts; started again with a log that exists, the
@@ -21,17 +21,25 @@ keys. ``--name`` is the display name the peer signs into the lobby (the others' 
 it, marked as a bot; without it they show the key's fingerprint). At the end a ``traffic:``
 line on stderr says what the peer refused and dropped
 (syncs from non-members or unsigned, gap fill over a member's budget, full queues).
-Exit status 0 once played, 1 when no table formed or the game did not finish within
-``--timeout``, 2 for bad arguments or a table name that several creators offer.
+Ctrl-C or SIGTERM leaves the table: the peer signs a leave, which the others settle at once
+(its decisions default, a hand it holds a key in is voided and it is eliminated), waits a
+few seconds for them to hold it, prints its result (``"quit": true``) and exits with 130 or
+143; ``left`` lists every seat whose leave the peer holds. Before the table is formed it
+just exits so. Exit status 0 once played, 1 when no table formed or the game did not
+finish within ``--timeout``, 2 for bad arguments or a table name that several creators
+offer.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -46,6 +54,8 @@ from p2pkille.net.peer import (
     AmbiguousTable,
     KeyFileError,
     PeerError,
+    PeerQuit,
+    PeerResult,
     PeerSettings,
     load_key,
     run_peer,
@@ -269,8 +279,12 @@ def run(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"peer: {line}", file=sys.stderr, flush=True)
 
+    caught: list[int] = []
     try:
-        result = asyncio.run(run_peer(settings, progress))
+        result = asyncio.run(_until_quit(settings, progress, caught))
+    except PeerQuit as exc:
+        print(f"p2pkille peer: {exc}", file=sys.stderr)
+        return 128 + caught[0]
     except AmbiguousTable as exc:
         print(f"p2pkille peer: {len(exc.offers)} creators offer a table called "
               f"{exc.name!r}; choose one with --creator FINGERPRINT:", file=sys.stderr)
@@ -289,5 +303,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"seat {result.seat}; {len(result.hands)} hands; winner "
               f"{result.winner or 'none yet'}; last checkpoint "
-              f"{result.hands[-1].checkpoint if result.hands else '-'}", flush=True)
-    return 0
+              f"{result.hands[-1].checkpoint if result.hands else '-'}"
+              f"{'; left the table' if result.quit else ''}"
+              f"{'; left: ' + ', '.join(result.left) if result.left else ''}", flush=True)
+    return 128 + caught[0] if result.quit and caught else 0
+
+
+async def _until_quit(settings: PeerSettings, progress: Callable[[str], None],
+                      caught: list[int]) -> PeerResult:
+    """The peer, with Ctrl-C and SIGTERM leaving the table (their numbers in ``caught``)."""
+    quit = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(number: int) -> None:
+        if not caught:
+            caught.append(number)
+        quit.set()
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, on_signal, int(number))
+    try:
+        return await run_peer(dataclasses.replace(settings, quit=quit), progress)
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)

@@ -119,6 +119,20 @@ class Driver:
             raise
         self._apply(outputs, "poke")
 
+    def act(self, action: Callable[[float], object], what: str) -> None:
+        """Carry out ``action(now)``'s outputs as the node's own: input from its person,
+        such as quitting (``node.leave``). Call it from the driver's loop, outside the
+        node's own calls; before the node started it does nothing."""
+        if not self._started:
+            return
+        now = self.now()
+        try:
+            outputs = action(now)
+        except Exception as exc:
+            exc.add_note(f"raised by node {self.name!r} in {what} at t={now!r}")
+            raise
+        self._apply(outputs, what)
+
     def send(self, to: str | None, data: bytes) -> int:
         """Send ``data`` for the node outside its own outputs (e.g. a sync once more as the
         peer leaves), as the node's outputs go: through the guard."""

@@ -65,8 +65,8 @@ from protocol.identity import Identity
 from protocol.keys import DeliveryKeyPair
 from protocol.rng import SystemRng
 
-__all__ = ["AmbiguousTable", "KeyFileError", "PeerError", "PeerResult", "PeerSettings",
-           "load_key", "run_peer"]
+__all__ = ["LEAVE_LINGER", "AmbiguousTable", "KeyFileError", "PeerError", "PeerQuit",
+           "PeerResult", "PeerSettings", "load_key", "run_peer"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,11 @@ log = logging.getLogger(__name__)
 #: timing), as :class:`TableNode` takes them.
 NodeFactory = Callable[[str, Identity, DeliveryKeyPair, TableConfig, Decider, bytes, Timing],
                        TableNode]
+
+LEAVE_LINGER: Final = 3.0
+"""Seconds a peer that left waits at most for the others to hold its leave (each
+announces what it holds in its syncs, every sync interval); a member that still lacks it
+gets it from any other by gap fill."""
 
 MAX_BUFFERED: Final = 16 << 20
 """Bytes of node input kept while the lobby runs; beyond it input is dropped (gap fill
@@ -170,6 +175,10 @@ class PeerSettings:
     on_lobby: Callable[[Lobby], None] | None = None
     """Told the lobby once it exists (a screen shows its progress; its ``address`` is where
     our mesh listens)."""
+    quit: asyncio.Event | None = None
+    """Set it to leave: at the table, the node signs its leave (docs/protocol.md II.11.4),
+    the peer lingers until the others hold it (at most :data:`LEAVE_LINGER` seconds) and
+    returns with :attr:`PeerResult.quit`; before the table is formed, :class:`PeerQuit`."""
     on_node: Callable[[TableNode, Driver], None] | None = None
     """Told the node and its driver once the table is formed, before the driver runs (a
     screen attaches; a decider that answers later pokes the driver)."""
@@ -215,11 +224,19 @@ class PeerResult:
     (it came back too late): from then on it only watched. ``None``: it never did."""
     mode: str = "audit"
     """The table's mode: ``audit`` or ``strict``."""
+    quit: bool = False
+    """We left the table (:attr:`PeerSettings.quit`): our signed leave went out."""
+    left: tuple[str, ...] = ()
+    """The seats whose signed leave we hold (ours too, if we quit)."""
 
     def document(self) -> dict[str, object]:
-        return {"hands": [h.to_json() for h in self.hands], "mode": self.mode,
-                "seat": self.seat, "spectated_from": self.spectated_from,
-                "winner": self.winner}
+        return {"hands": [h.to_json() for h in self.hands], "left": list(self.left),
+                "mode": self.mode, "quit": self.quit, "seat": self.seat,
+                "spectated_from": self.spectated_from, "winner": self.winner}
+
+
+class PeerQuit(PeerError):
+    """:attr:`PeerSettings.quit` was set before the table was formed: nothing to leave."""
 
 
 class _Switchboard:
@@ -300,6 +317,11 @@ class _Watch:
 
     def start(self, now: float) -> Sequence[Output]:
         return self.inner.start(now)
+
+    def leave(self, now: float) -> Sequence[Output]:
+        """Our player quits: the node signs its leave (through the log, if we keep one)."""
+        inner = self.inner
+        return inner.leave(now) if isinstance(inner, LoggedNode) else self.node.leave(now)
 
     def receive(self, sender: str, data: bytes, now: float) -> Sequence[Output]:
         if data.startswith(gapfill.PREFIX):
@@ -389,11 +411,13 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     try:
         async with asyncio.TaskGroup() as tg:
             carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
+            quitting = tg.create_task(run.quit_in_lobby(), name="peer:quit")
             try:
                 return await run.play(tg, resumed, delivery, decider, table)
             finally:
                 await run.stop()
                 carrier.cancel()
+                quitting.cancel()
     finally:
         # Closed once every task is over, whatever ended the game (a player who quits
         # cancels us): what the node accepted is on disk for `p2pkille verify`.
@@ -454,6 +478,17 @@ class _Run:
     zc: AsyncZeroconf | None = None
     state: dict[str, object] = field(default_factory=dict)
     """What the discovery feed dials: see :func:`_wanted`."""
+    playing: bool = False
+    """The table is formed and its node runs: a quit is a signed leave from then on."""
+
+    async def quit_in_lobby(self) -> None:
+        """Raise :class:`PeerQuit` if :attr:`PeerSettings.quit` is set before we play."""
+        quit = self.settings.quit
+        if quit is None:
+            return
+        await quit.wait()
+        if not self.playing:
+            raise PeerQuit("left before the table was formed")
 
     async def play(self, tg: asyncio.TaskGroup, resumed: LoggedNode | None,
                    delivery: DeliveryKeyPair, decider: Decider,
@@ -604,19 +639,31 @@ class _Run:
         driving = tg.create_task(driver.run(), name="peer:driver")
         reported = 0
         want = settings.hands
+        quit = settings.quit
+        self.playing = True
+        told_left: set[int] = set()
         while not (node.done or (want and len(node.outcomes) >= want)):
             self.where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
                 f"{len(node.outcomes) + 1}"
             reported = _report(node, reported, self.progress)
+            for seat in sorted(set(node.left) - told_left):
+                told_left.add(seat)
+                self.progress(f"{seat_name(seat)} left the table (signed)")
             if driving.done():
                 driving.result()
                 raise PeerError("the driver stopped")
+            if quit is not None and quit.is_set():
+                driver.act(watch.leave, "leave")
+                self.progress("left the table: our signed leave is sent")
+                break
             await asyncio.sleep(0.02)
         _report(node, reported, self.progress)
         finished = self.loop.time()
         target = watch.target()
-        linger_until = finished + settings.linger
-        self.where[0] = "waiting for the others to hold our last hand"
+        linger_until = finished + (min(settings.linger, LEAVE_LINGER) if node.has_quit
+                                   else settings.linger)
+        self.where[0] = "waiting for the others to hold our leave" if node.has_quit \
+            else "waiting for the others to hold our last hand"
         while not watch.caught_up(target) and self.loop.time() < linger_until:
             await asyncio.sleep(0.05)
         # Say what we hold once more, so peers waiting on us can leave too.
@@ -660,7 +707,8 @@ def _result(node: TableNode, config: TableConfig, driver: Driver, want: int, wal
         hands=hands, winner=winner, table=config.table_id,
         envelopes=driver.received, wall_s=wall_s, lobby_s=lobby_s,
         extra={"sent": node.sent_envelopes, "linger_s": linger_s},
-        spectated_from=_spectated_from(node, hands), mode=config.mode)
+        spectated_from=_spectated_from(node, hands), mode=config.mode, quit=node.has_quit,
+        left=tuple(seat_name(s) if node.seat_of else node.names[s] for s in node.left))
 
 
 async def _advertise(advertiser: Advertiser) -> None:

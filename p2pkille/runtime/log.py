@@ -291,6 +291,14 @@ class LoggedNode:
         self._flush()
         return out
 
+    def leave(self, now: float) -> Sequence[Output]:
+        """:meth:`TableNode.leave`, on disk before it is sent: a restart from the log
+        has left too, and never signs another envelope at that slot."""
+        out = self.node.leave(now)
+        self._flush()
+        self._sync()
+        return out
+
     # the log
 
     def _flush(self) -> None:
