@@ -98,10 +98,11 @@ class Intake:
                 self.held_at[(m, env.seq)] = self.table.now
                 if m == self.table.me:
                     self.core.outbox.took_own(msg.hand_of(env))
-                if env.kind == msg.LEAVE:
+                if env.kind == msg.LEAVE and m not in self.table.left:
                     # Read on arrival, not in chain order: nothing of its author comes
                     # after it, so what the table waits for from it is due now.
                     self.table.left.add(m)
+                    self.table.tell("left")
             elif isinstance(event, Equivocated):
                 self._fork(event)
 

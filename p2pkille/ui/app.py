@@ -26,6 +26,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
+from p2pkille.net.peer import LEAVE_LINGER
 from p2pkille.ui.lan import LanLobby
 from p2pkille.ui.model import Line, TableScreen
 from p2pkille.ui.session import LocalTable
@@ -204,7 +205,8 @@ async def play_lan(lan: LanLobby, screen: Screen, app: Application[int]) -> int:
     finally:
         lan.stop()
         with contextlib.suppress(Exception, asyncio.CancelledError):
-            async with asyncio.timeout(5):
+            # At a table the player's peers sign their leaves and linger for them.
+            async with asyncio.timeout(LEAVE_LINGER + 5):
                 await lobby
         if not lobby.done():
             lobby.cancel()

@@ -26,6 +26,7 @@ __all__ = ["HandAudit", "HumanTableNode"]
 
 EventListener = Callable[[list[Event], Game], None]
 OutcomeListener = Callable[[HandOutcome, "Standing | None"], None]
+LeftListener = Callable[[tuple[int, ...]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class HumanTableNode(TableNode):
 
     listener: EventListener | None = None
     on_outcome: OutcomeListener | None = None
+    on_left: LeftListener | None = None
+    """Told the seats whose signed leave this node holds, each time one arrives."""
 
     def __init__(self, name: str, identity: Identity, delivery: DeliveryKeyPair,
                  config: TableConfig, decider: Decider, seed: bytes,
@@ -61,6 +64,7 @@ class HumanTableNode(TableNode):
         self.audits: dict[int, HandAudit] = {}
         self.listener = None
         self.on_outcome = None
+        self.on_left = None
         self.record_events = True
         self._told = 0
         self._at_deal = 0
@@ -68,6 +72,11 @@ class HumanTableNode(TableNode):
         self.standing: Standing | None = None
         """The chips, pot and seats in the game after the last fact (what a void undoes)."""
         self.watchers.append(self._watch)
+        self.watchers.append(self._watch_left)
+
+    def _watch_left(self, what: str) -> None:
+        if what == "left" and self.on_left is not None:
+            self.on_left(self.left)
 
     def _watch(self, what: str) -> None:
         if what in ("commit", "void"):

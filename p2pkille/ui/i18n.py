@@ -160,19 +160,17 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                       "The stock has {n} cards: cut at 1-{m}, or 0."),
     "sent": ("Skickat: {what}", "Sent: {what}"),
     "vanished": ("{who} har inte svarat på {secs} s: {who:spelaren|spelarna} kan ha "
-                 "försvunnit. Ingen kan lämna ett spel utan tidsgräns än: bordet väntar tills "
-                 "tiden är ute ({left} s kvar), sedan röstar ni andra ut {who:obj} och spelar "
-                 "vidare.",
+                 "försvunnit utan att lämna bordet. Bordet väntar tills tiden är ute ({left} s "
+                 "kvar), sedan röstar ni andra ut {who:obj} och spelar vidare.",
                  "{who} {who:has|have} not answered for {secs} s: {who:the peer|the peers} may "
-                 "have vanished. Nobody can leave a game without a time-out yet: the table "
-                 "waits until the time is up ({left} s left), then the rest of you vote "
-                 "{who:obj} out and play on."),
-    "gone": ("{who} har lämnat bordet (anslutningen stängdes). Ingen kan lämna ett spel med "
-             "ett signerat ord än: bordet spelar vidare tills det behöver {who:obj}, väntar "
-             "då ut tidsgränsen (upp till {limit} s) och röstar sedan ut {who:obj}.",
-             "{who} {who:has|have} left the table (the connection closed). Nobody can leave "
-             "a game with a signed word yet: the table plays on until it needs {who:obj}, "
-             "then waits out the time-out (up to {limit} s) and votes {who:obj} out."),
+                 "have vanished without leaving the table. The table waits until the time is "
+                 "up ({left} s left), then the rest of you vote {who:obj} out and play on."),
+    "gone": ("Anslutningen till {who:obj} stängdes, utan att {who} lämnade bordet (en krasch "
+             "eller nätet): bordet spelar vidare tills det behöver {who:obj}, väntar då ut "
+             "tidsgränsen (upp till {limit} s) och röstar sedan ut {who:obj}.",
+             "The connection to {who:obj} closed without {who:obj} leaving the table (a crash, "
+             "or the network): the table plays on until it needs {who:obj}, then waits out "
+             "the time-out (up to {limit} s) and votes {who:obj} out."),
     "no_majority": ("{who} svarar inte, och ni andra är inte fler än hälften av de {n} "
                     "med nyckel i given:",
                     "{who} {who:is|are} silent, and the rest of you are no majority of the "
@@ -187,11 +185,11 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                      "Press q again to leave the table (or Ctrl-C); any other key stays."),
     "quit_confirm_wait": (
         "Tryck q igen för att lämna bordet (eller Ctrl-C); en annan tangent stannar kvar. Du "
-        "spelar fortfarande, och ingen kan lämna ett spel utan tidsgräns än: de andra väntar "
-        "på ditt nästa steg (upp till {limit} s), röstar sedan ut dig och spelar vidare.",
-        "Press q again to leave the table (or Ctrl-C); any other key stays. You still play, "
-        "and nobody can leave a game without a time-out yet: the others will wait for your "
-        "next step (up to {limit} s), then vote you out and play on."),
+        "spelar fortfarande: de andra får ett signerat besked om att du lämnat, avgör din "
+        "plats direkt (en giv du har kort i blir ogiltig) och spelar vidare utan dig.",
+        "Press q again to leave the table (or Ctrl-C); any other key stays. You still play: "
+        "the others get a signed word that you left, settle your seat at once (a hand you "
+        "hold cards in is voided) and play on without you."),
     "audit_players": ("Spelarna och deras nycklar:", "The players and their keys:"),
     "audit_player": ("{player}: nyckel {fp}{bot}", "{player}: key {fp}{bot}"),
     "audit_bot": (" (en bot)", " (a bot)"),
@@ -235,13 +233,15 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
         "No server and no trusted dealer: every shuffle and every answer is proved in zero "
         "knowledge as it is made, and no key is ever revealed: cards no rule showed stay "
         "secret after the hand too."),
-    "help_leave": ("Att lämna: ingen kan lämna ett spel utan tidsgräns än. Den som slutar svara "
-                   "väntas på i upp till {limit} s för ett beslut; sedan röstar de andra ut den "
-                   "och spelar vidare. En giv som stoppas så blir ogiltig och ges om.",
-                   "Leaving: nobody can leave a game without a time-out yet. A player who "
-                   "stops answering is waited for, up to {limit} s for a decision; then the "
-                   "others vote that player out and play on. A hand stopped so is voided and "
-                   "dealt again."),
+    "help_leave": ("Att lämna: q q (eller Ctrl-C) lämnar bordet med ett signerat besked; de "
+                   "andra avgör platsen direkt och spelar vidare. Den som slutar svara utan att "
+                   "lämna (en krasch, nätet) väntas på i upp till {limit} s för ett beslut; "
+                   "sedan röstar de andra ut den. En giv som stoppas så blir ogiltig och ges om.",
+                   "Leaving: q q (or Ctrl-C) leaves the table with a signed word; the others "
+                   "settle the seat at once and play on. A player who stops answering without "
+                   "leaving (a crash, the network) is waited for, up to {limit} s for a "
+                   "decision; then the others vote that player out. A hand stopped so is "
+                   "voided and dealt again."),
     # the LAN lobby
     "lan_title": ("Bord på nätverket (lyssnar på {where})",
                   "Tables on the LAN (listening on {where})"),

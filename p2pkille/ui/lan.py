@@ -52,7 +52,7 @@ from p2pkille.net.discovery import TableBrowser, open_zeroconf
 from p2pkille.net.driver import Driver
 from p2pkille.net.lobby import MAX_SEATS, Lobby, Offer, Seat
 from p2pkille.net.mesh import PeerAddress, peer_name
-from p2pkille.net.peer import PeerSettings, run_peer
+from p2pkille.net.peer import LEAVE_LINGER, PeerSettings, run_peer
 from p2pkille.runtime.config import MODES
 from p2pkille.runtime.log import LoggedNode
 from p2pkille.runtime.node import TableNode, Timing
@@ -285,6 +285,8 @@ class LanSession:
         self.present: dict[str, bool] = {}
         """Whether each peer's mesh connection is up, by its transport name."""
         self._task: asyncio.Task[None] | None = None
+        self._quit = asyncio.Event()
+        """Set by :meth:`cancel` at the table: our peers sign their leaves and end."""
 
     @property
     def creating(self) -> bool:
@@ -361,19 +363,29 @@ class LanSession:
         return self._task
 
     def cancel(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        """Leave. At the table, the player's peer and its bots each sign a leave
+        (docs/protocol.md II.11.4), so the others settle their seats at once, and end
+        once the others hold it (:meth:`wait`); before, the session just stops."""
+        if self._task is None or self._task.done():
+            return
+        if self.table is not None and self.phase is Phase.PLAYING:
+            self._quit.set()
+            return
+        self._task.cancel()
         if self.table is not None:
             self.table.driver.stop()
 
     async def wait(self) -> None:
-        """Until the session's task has ended (after :meth:`cancel`: at most 3 s)."""
+        """Until the session's task has ended (after :meth:`cancel`: at most a few
+        seconds, the peers' linger for their leaves; then it is cancelled)."""
         task = self._task
         if task is None:
             return
         with contextlib.suppress(Exception, asyncio.CancelledError):
-            async with asyncio.timeout(3):
+            async with asyncio.timeout(LEAVE_LINGER + 2):
                 await asyncio.shield(task)
+        if not task.done():
+            task.cancel()
 
     async def _run(self) -> None:
         try:
@@ -419,6 +431,7 @@ class LanSession:
         return replace(self.settings, identity=self.identity, limit=self.timing.limit,
                        decide_limit=self.timing.decide_limit, decider=self.decider,
                        node_factory=HumanTableNode, on_lobby=on_lobby, on_node=on_node,
+                       quit=self._quit,
                        player=self.player, bot_seat=False, on_presence=on_presence,
                        log_to=self._logged if self._log_to is not None else None)
 
@@ -460,7 +473,7 @@ class LanSession:
                 creator=self.identity.public.fingerprint, limit=self.timing.limit,
                 decide_limit=self.timing.decide_limit, decider=bot,
                 on_lobby=self.bot_lobbies.append, on_node=_pacing(pacer),
-                player=BOT_NAMES[i % len(BOT_NAMES)], bot_seat=True)
+                player=BOT_NAMES[i % len(BOT_NAMES)], bot_seat=True, quit=self._quit)
             tg.create_task(run_peer(settings), name=f"lan: bot {i + 1}")
 
 

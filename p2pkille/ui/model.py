@@ -158,6 +158,8 @@ class TableScreen:
         self._introduced = False
         table.human.listener = self._on_events
         table.human.on_outcome = self._on_outcome
+        table.human.on_left = self._on_left
+        self._told_left: set[int] = set()
         table.decider.on_request = self._on_request
         table.decider.standing = self._standing
 
@@ -186,6 +188,14 @@ class TableScreen:
         self._settle_receipt()
         self._follow()
 
+    def _on_left(self, seats: tuple[int, ...]) -> None:
+        """A player quit (its signed leave arrived): said at once, in the log."""
+        me = self.table.human.my_seat
+        for seat in seats:
+            if seat != me and seat not in self._told_left:
+                self._told_left.add(seat)
+                self.chronicle.add(said("left_table", indent=0, a=Person(seat)))
+
     def _on_outcome(self, outcome: HandOutcome, before: Standing | None) -> None:
         if not outcome.voided:
             return
@@ -197,7 +207,7 @@ class TableScreen:
         try:
             self.chronicle.void(outcome.hand, outcome.accusations,
                                 [seat_of[p] for p in outcome.eliminated if p in seat_of],
-                                seat_of, before, game, dict(self._awaited))
+                                seat_of, before, game, dict(self._awaited), set(node.left))
         except Exception:
             log.exception("narrating the void of hand %d", outcome.hand)
         self._follow()
@@ -801,10 +811,11 @@ class TableScreen:
         return out
 
     def _gone(self, game: Game, width: int) -> list[Line]:
-        """Players whose connection closed while still in the game: said at once, with
-        what the table does about it (it waits for their time-out: there is no signed
-        leave yet)."""
-        gone = tuple(s for s in self.table.gone() if game.in_game[s])
+        """Players whose connection closed while still in the game without a signed leave
+        (a crash, or the network between us): said at once, with what the table does
+        about it (it waits for their time-out)."""
+        left = set(self.table.human.left)  # settled at once: the log said so
+        gone = tuple(s for s in self.table.gone() if game.in_game[s] and s not in left)
         if not gone:
             return []
         timing = self.table.human.timing

@@ -14,7 +14,7 @@ game state and the table's options.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -184,6 +184,8 @@ TEMPLATES: Final[dict[str, tuple[str, str]]] = {
                     "med nyckeln {known}.",
                     "Warning: a bot calls itself {name} ({fp}), like a person you met with "
                     "the key {known}."),
+    "left_table": ("{a} har lämnat bordet: {a:gen} plats avgörs nu, utan väntan.",
+                   "{a} left the table: {a:gen} seat is settled now, without waiting."),
     # --- a voided hand
     "void": ("Giv {hand} är ogiltig och räknas inte.",
              "Hand {hand} is voided and does not count."),
@@ -191,6 +193,9 @@ TEMPLATES: Final[dict[str, tuple[str, str]]] = {
                      "{a:obj}.",
                      "{a} did not answer in time{waited}: every other key holder voted {a:obj} "
                      "out."),
+    "void_left": ("{a} lämnade bordet: alla andra med nyckel i given röstade genast ut "
+                  "{a:obj}.",
+                  "{a} left the table: every other key holder voted {a:obj} out at once."),
     "void_accused": ("{who} anklagade {a:obj}: {what} ({verdict}).",
                      "{who} accused {a:obj}: {what} ({verdict})."),
     "void_out": ("{a} är ute ur spelet för gott.", "{a} {a:is|are} out of the game for good."),
@@ -558,11 +563,12 @@ class Chronicle:
     # One branch per kind of blame a void tells.
     def void(self, hand: int, accusations: Sequence[Mapping[str, object]],  # noqa: PLR0912
              expelled: Sequence[int], seat_of: Mapping[str, int], before: Standing | None,
-             game: Game, waited: Mapping[int, Phrase]) -> None:
+             game: Game, waited: Mapping[int, Phrase], left: Collection[int] = ()) -> None:
         """Hand ``hand`` was voided: who was blamed and why, what it undid (``before``:
         the standing just before the void; ``game`` the state it went back to) and who is
         out for it (``expelled``). ``seat_of`` maps the runtime's seat names to seats;
-        ``waited`` what the table last waited for from a seat."""
+        ``waited`` what the table last waited for from a seat; ``left`` the seats whose
+        signed leave this node holds (their time-out was voted at once)."""
         self.add(said("void", indent=0, hand=hand))
         told = False
         accusers: dict[tuple[int, str, str], list[int]] = {}
@@ -574,7 +580,9 @@ class Chronicle:
             a = Person(accused)
             kind = str(acc.get("kind", ""))
             by = seat_of.get(str(acc.get("by"))) if acc.get("by") is not None else None
-            if kind == "timeout":
+            if kind == "timeout" and accused in left:
+                self.add(said("void_left", a=a))
+            elif kind == "timeout":
                 step = waited.get(accused)
                 extra = Phrase("waited", {"step": step}) if step is not None else ""
                 self.add(said("void_timeout", a=a, waited=extra))

@@ -868,14 +868,14 @@ def test_a_player_whose_connection_closed_is_named_at_once_with_what_the_table_d
         gone = next(seat for seat in range(len(names)) if seat != me)
         table.gone_seats = [gone]
         said = " ".join(screen.text(100, 40).split())
-        assert (f"{names[gone]} has left the table (the connection closed). Nobody can leave "
-                "a game with a signed word yet: the table plays on until it needs "
+        assert (f"The connection to {names[gone]} closed without {names[gone]} leaving the "
+                "table (a crash, or the network): the table plays on until it needs "
                 f"{names[gone]}, then waits out the time-out (up to 60 s) and votes "
                 f"{names[gone]} out.") in said, said
         inp.send_text("l")
         await wait_for(lambda: screen.lang == "sv")
         said = " ".join(screen.text(100, 40).split())
-        assert f"{names[gone]} har lämnat bordet (anslutningen stängdes)." in said
+        assert f"Anslutningen till {names[gone]} stängdes, utan att {names[gone]} lämnade" in said
 
     asyncio.run(run_with(app, local, screen, body))
 
