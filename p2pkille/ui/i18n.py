@@ -185,11 +185,12 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {
                      "Press q again to leave the table (or Ctrl-C); any other key stays."),
     "quit_confirm_wait": (
         "Tryck q igen för att lämna bordet (eller Ctrl-C); en annan tangent stannar kvar. Du "
-        "spelar fortfarande: de andra får ett signerat besked om att du lämnat, avgör din "
-        "plats direkt (en giv du har kort i blir ogiltig) och spelar vidare utan dig.",
+        "spelar fortfarande: vid ett bord med andra får de ett signerat besked om att du "
+        "lämnat, avgör din plats direkt (en giv du har kort i blir ogiltig) och spelar "
+        "vidare utan dig.",
         "Press q again to leave the table (or Ctrl-C); any other key stays. You still play: "
-        "the others get a signed word that you left, settle your seat at once (a hand you "
-        "hold cards in is voided) and play on without you."),
+        "at a table with other people, they get a signed word that you left, settle your "
+        "seat at once (a hand you hold cards in is voided) and play on without you."),
     "audit_players": ("Spelarna och deras nycklar:", "The players and their keys:"),
     "audit_player": ("{player}: nyckel {fp}{bot}", "{player}: key {fp}{bot}"),
     "audit_bot": (" (en bot)", " (a bot)"),

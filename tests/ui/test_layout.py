@@ -151,9 +151,9 @@ def test_ctrl_c_asks_as_q_does(four: TableScreen) -> None:
     assert not leaving(four)
     text = four.text(80, 30)
     assert "Press q again to leave the table (or Ctrl-C)" in " ".join(text.split())
-    # The player still plays: leaving makes the others wait for a time-out, said plainly.
-    assert "the others will wait for your next step (up to 60 s), then vote you out" in (
-        " ".join(text.split()))
+    # The player still plays: what leaving does to the others is said plainly.
+    assert ("at a table with other people, they get a signed word that you left, settle "
+            "your seat at once") in " ".join(text.split())
     four.press("k")  # any other key stays
     assert not leaving(four)
     four.press("interrupt")

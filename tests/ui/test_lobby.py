@@ -311,8 +311,10 @@ def test_a_peer_process_takes_the_open_seat_of_a_created_table(inp: PipeInput) -
         await wait_for(stuck, 30)
         clock.now += 25
         text = screen.text()
-        assert re.search(rf"{stranger}(, \w+)* has not answered for 25 s: the peer may have "
-                         r"vanished", text), text
+        # The stranger is named; a bot of ours may be waited for at the same step
+        # (one waiting for the stranger's share, or a paced one not there yet).
+        assert re.search(rf"{stranger}((, | and )[\w ]+?)* (has|have) not answered for 25 "
+                         r"s: the peers? may have vanished", " ".join(text.split())), text
         assert "Traceback" not in text
 
     try:
