@@ -46,6 +46,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return cores + 1 if cores > 1 else None
 
 
+# Modules under tests/net and tests/ui that open no socket, process, broker or terminal
+# (codecs, the guard, screens over in-process tables, a simulated restart): they run on
+# any worker.
+_ANYWHERE = frozenset({
+    "test_framing.py", "test_guard.py", "test_late_restart.py", "test_identity.py",
+    "test_layout.py", "test_narration.py", "test_parts.py", "test_rules_page.py",
+    "test_screen.py", "test_words.py"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Under pytest-xdist (pyproject's addopts), the tests that run real processes,
     # sockets, timers or a terminal (tests/net, tests/ui) stay on one worker, one after
@@ -65,7 +74,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             parts = item.path.relative_to(config.rootpath).parts
         except ValueError:
             continue
-        if parts[:2] in (("tests", "net"), ("tests", "ui")):
+        if parts[:2] in (("tests", "net"), ("tests", "ui")) and parts[-1] not in _ANYWHERE:
             item.add_marker(pytest.mark.xdist_group("realtime"))
             realtime.append(item)
     # The real-time group first: it is the longest unit of work (one worker, minutes),
