@@ -95,7 +95,7 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # (its id, or null), before any node decides (docs/protocol.md II.11.1)
         (TALLY, ("ids",), ("buyers",)),
         # a member quits the table: its last envelope; ``hand`` is the hand it was in
-        # (0 before the first deal). Its steps after it are due at once (II.11.5)
+        # (0 before the first deal). Its steps after it are due at once (II.11.4)
         (LEAVE, (), ()),
     )
 }

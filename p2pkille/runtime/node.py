@@ -143,7 +143,7 @@ class TableNode:
 
     def leave(self, now: float) -> Sequence[Output]:
         """Quit the table: sign a ``leave``, my last envelope, and send it. The others
-        then settle my seat at once (II.11.5): my decisions take their default, a hand I
+        then settle my seat at once (II.11.4): my decisions take their default, a hand I
         hold a key in is voided, and I take no further part. From here on this node makes
         no move; it answers gap-fill syncs, so that the leave reaches every member while
         its transport lingers. Nothing the second time."""

@@ -1,4 +1,4 @@
-"""``p2pkille peer`` as separate OS processes: 4 bots form a table and play 5 hands, over
+"""``p2pkille peer`` as separate OS processes: 4 bots form a table and play 3 hands, over
 the mesh (finding each other only through zeroconf bound to 127.0.0.1) and over a real
 mosquitto. Every process must print the same checkpoints, each agreed by every seat."""
 
@@ -17,7 +17,7 @@ from tests.net.conftest import Broker
 from tests.net.processes import collect, start, stop
 
 ROOT = Path(__file__).resolve().parents[2]
-HANDS = 5
+HANDS = 3
 
 
 def peer_command(index: int, table: str, seats: int, *extra: str) -> list[str]:
@@ -144,7 +144,7 @@ def test_a_peer_killed_mid_game_resumes_from_its_log_and_the_game_goes_on(
         tmp_path: Path) -> None:
     """kill -9 of one peer once hand 1 is committed (its node is into hand 2); started
     again with the same --log it resumes, catches up from the others, and all four print
-    the same five hands: nothing committed is lost. It is back well within the default
+    the same three hands: nothing committed is lost. It is back well within the default
     --limit (20 s), so nobody votes its time out: the "restarted within the limit" case."""
     table = f"t-{os.urandom(4).hex()}"
     logs = [tmp_path / f"peer{i}.log" for i in range(4)]

@@ -1,4 +1,4 @@
-"""A signed ``leave`` (docs/protocol.md II.11.5): a member that quits is settled at once,
+"""A signed ``leave`` (docs/protocol.md II.11.4): a member that quits is settled at once,
 a crash is still waited for.
 
 A player quits when first asked to decide (:class:`QuitsWhenAsked`): its node signs its
