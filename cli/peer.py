@@ -267,7 +267,8 @@ def _fingerprint(option: str, text: str, whose: str) -> str:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
+# One exit status per way the peer ends (docs in the module doc).
+def run(args: argparse.Namespace) -> int:  # noqa: PLR0911
     try:
         settings = settings_from(args)
     except _BadArgs as exc:
@@ -282,6 +283,9 @@ def run(args: argparse.Namespace) -> int:
     caught: list[int] = []
     try:
         result = asyncio.run(_until_quit(settings, progress, caught))
+    except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+        print("p2pkille peer: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
     except PeerQuit as exc:
         print(f"p2pkille peer: {exc}", file=sys.stderr)
         return 128 + caught[0]
@@ -311,19 +315,23 @@ def run(args: argparse.Namespace) -> int:
 
 async def _until_quit(settings: PeerSettings, progress: Callable[[str], None],
                       caught: list[int]) -> PeerResult:
-    """The peer, with Ctrl-C and SIGTERM leaving the table (their numbers in ``caught``)."""
+    """The peer, with Ctrl-C and SIGTERM leaving the table (the signal's number goes into
+    ``caught``). The first one asks; a second one acts as if no handler were set."""
     quit = asyncio.Event()
     loop = asyncio.get_running_loop()
+    numbers = (signal.SIGINT, signal.SIGTERM)
 
     def on_signal(number: int) -> None:
-        if not caught:
-            caught.append(number)
+        caught.append(number)
         quit.set()
+        for each in numbers:
+            loop.remove_signal_handler(each)
 
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in numbers:
         loop.add_signal_handler(number, on_signal, int(number))
     try:
         return await run_peer(dataclasses.replace(settings, quit=quit), progress)
     finally:
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(number)
+        if not caught:
+            for number in numbers:
+                loop.remove_signal_handler(number)

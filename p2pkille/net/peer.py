@@ -347,10 +347,14 @@ class _Watch:
         return self.node.sync_message()
 
     def target(self) -> tuple[int, ...]:
-        """Per member, the position of its latest checkpoint signature that we hold."""
+        """Per member, the position of its latest checkpoint signature that we hold; ours
+        is our whole chain once we left (the leave is its last envelope)."""
         transcript = self.node.transcript
         out = []
         for member, head in zip(self.node.members, transcript.heads().heads, strict=True):
+            if self.node.has_quit and member == self.node.identity.public:
+                out.append(head)
+                continue
             seq = head
             while seq > 0:
                 env = transcript.get(member, seq)
@@ -643,6 +647,8 @@ class _Run:
         self.playing = True
         told_left: set[int] = set()
         while not (node.done or (want and len(node.outcomes) >= want)):
+            if node.has_quit:  # we left (below), or were rebuilt from a log that holds it
+                break
             self.where[0] = f"{'watching' if _spectated_from(node) else 'playing'} hand " \
                 f"{len(node.outcomes) + 1}"
             reported = _report(node, reported, self.progress)
@@ -653,10 +659,11 @@ class _Run:
                 driving.result()
                 raise PeerError("the driver stopped")
             if quit is not None and quit.is_set():
+                # Nothing until the driver has started: asked again on the next pass.
                 driver.act(watch.leave, "leave")
-                self.progress("left the table: our signed leave is sent")
-                break
             await asyncio.sleep(0.02)
+        if node.has_quit:
+            self.progress("left the table: our signed leave is out")
         _report(node, reported, self.progress)
         finished = self.loop.time()
         target = watch.target()
@@ -665,6 +672,8 @@ class _Run:
         self.where[0] = "waiting for the others to hold our leave" if node.has_quit \
             else "waiting for the others to hold our last hand"
         while not watch.caught_up(target) and self.loop.time() < linger_until:
+            if quit is not None and quit.is_set() and not node.has_quit:
+                break  # told to stop after the game: no more lingering
             await asyncio.sleep(0.05)
         # Say what we hold once more, so peers waiting on us can leave too.
         driver.send(None, watch.sync())
@@ -708,7 +717,7 @@ def _result(node: TableNode, config: TableConfig, driver: Driver, want: int, wal
         envelopes=driver.received, wall_s=wall_s, lobby_s=lobby_s,
         extra={"sent": node.sent_envelopes, "linger_s": linger_s},
         spectated_from=_spectated_from(node, hands), mode=config.mode, quit=node.has_quit,
-        left=tuple(seat_name(s) if node.seat_of else node.names[s] for s in node.left))
+        left=tuple(seat_name(s) for s in node.left))
 
 
 async def _advertise(advertiser: Advertiser) -> None:

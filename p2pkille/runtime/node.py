@@ -59,6 +59,9 @@ class TableNode:
 
     def start(self, now: float) -> Sequence[Output]:
         self._core.table.now = now
+        if self._quit:
+            # Rebuilt from a log that holds my leave: I make no move (wake, below).
+            return [Send(self.sync_message()), WakeAt(now + self.timing.sync_interval)]
         out: list[Output] = []
         self._core.pump(out)
         self._core.flush(out)
@@ -164,9 +167,9 @@ class TableNode:
 
     @property
     def left(self) -> tuple[int, ...]:
-        """The table seats (member indices before the genesis) whose ``leave`` I hold."""
+        """The table seats whose ``leave`` I hold (empty before the genesis seats them)."""
         table = self._core.table
-        return tuple(sorted(table.seat_of[m] if table.seat_of else m for m in table.left))
+        return tuple(sorted(table.seat_of[m] for m in table.left)) if table.seat_of else ()
 
     def replay(self, log: Iterable[bytes]) -> None:
         """Before :meth:`start`: take back every envelope this node had accepted (its own

@@ -52,7 +52,7 @@ from p2pkille.net.discovery import TableBrowser, open_zeroconf
 from p2pkille.net.driver import Driver
 from p2pkille.net.lobby import MAX_SEATS, Lobby, Offer, Seat
 from p2pkille.net.mesh import PeerAddress, peer_name
-from p2pkille.net.peer import LEAVE_LINGER, PeerSettings, run_peer
+from p2pkille.net.peer import LEAVE_LINGER, PeerQuit, PeerSettings, run_peer
 from p2pkille.runtime.config import MODES
 from p2pkille.runtime.log import LoggedNode
 from p2pkille.runtime.node import TableNode, Timing
@@ -386,6 +386,8 @@ class LanSession:
                 await asyncio.shield(task)
         if not task.done():
             task.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await task
 
     async def _run(self) -> None:
         try:
@@ -474,7 +476,13 @@ class LanSession:
                 decide_limit=self.timing.decide_limit, decider=bot,
                 on_lobby=self.bot_lobbies.append, on_node=_pacing(pacer),
                 player=BOT_NAMES[i % len(BOT_NAMES)], bot_seat=True, quit=self._quit)
-            tg.create_task(run_peer(settings), name=f"lan: bot {i + 1}")
+            tg.create_task(_bot(settings), name=f"lan: bot {i + 1}")
+
+
+async def _bot(settings: PeerSettings) -> None:
+    """A bot's peer; told to leave before its table formed, it just ends."""
+    with contextlib.suppress(PeerQuit):
+        await run_peer(settings)
 
 
 def _pacing(pacer: PacedDecider | None) -> Callable[[TableNode, Driver], None] | None:

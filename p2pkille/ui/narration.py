@@ -184,8 +184,8 @@ TEMPLATES: Final[dict[str, tuple[str, str]]] = {
                     "med nyckeln {known}.",
                     "Warning: a bot calls itself {name} ({fp}), like a person you met with "
                     "the key {known}."),
-    "left_table": ("{a} har lämnat bordet: {a:gen} plats avgörs nu, utan väntan.",
-                   "{a} left the table: {a:gen} seat is settled now, without waiting."),
+    "left_table": ("{a} har lämnat bordet (ett signerat besked).",
+                   "{a} left the table (a signed leave)."),
     # --- a voided hand
     "void": ("Giv {hand} är ogiltig och räknas inte.",
              "Hand {hand} is voided and does not count."),

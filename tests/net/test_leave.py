@@ -73,7 +73,9 @@ def test_a_stopped_peer_leaves_and_the_others_play_on_without_waiting() -> None:
     voided = [h for h in hands if h["voided"]]
     assert len(voided) == 1, hands
     assert voided[0]["eliminated"] == [seat]
-    assert voided[0]["hand"] == 2
+    # The hand it left in: the one after the last it counted (under load it may have
+    # counted hand 2 before the signal was handled).
+    assert voided[0]["hand"] == len(mine["hands"]) + 1
     # The table played on without it: four hands, or fewer with a winner.
     assert len(hands) == 4 or results[0]["winner"] is not None
 

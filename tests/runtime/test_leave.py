@@ -134,6 +134,23 @@ def test_a_key_holder_that_leaves_is_settled_at_once_and_the_table_plays_on(
         assert all(env.kind != msg.LEAVE for env in chain[:-1])
 
 
+def test_a_node_rebuilt_from_a_log_that_holds_its_leave_makes_no_move() -> None:
+    """Its leave was its last envelope: rebuilt from what it had accepted (its log), it
+    has left, and neither its start nor its wakes sign anything more."""
+    run, _, _ = _play("audit", 1)
+    leaver = run.nodes[QUITTER]
+    mine = leaver.transcript.chain(leaver.identity.public)
+    assert mine[-1].kind == msg.LEAVE
+    fresh = build_table(4, seed=1, mode="audit", faults=LINKS, timing=TIMING).nodes[QUITTER]
+    fresh.replay(env.wire for env in leaver.transcript.accepted)
+    assert fresh.has_quit
+    now = run.virtual_s
+    fresh.start(now)
+    for k in range(1, 5):
+        fresh.wake(now + k * TIMING.sync_interval)
+    assert len(fresh.transcript.chain(fresh.identity.public)) == len(mine)
+
+
 def test_a_crash_is_still_waited_for() -> None:
     run, quitter, voids = _play("audit", 1, crash=True)
     assert quitter.at is not None
