@@ -13,7 +13,7 @@ from typing import Any
 from p2pkille.vectors import LOBBY_VECTORS, TABLE_VECTORS
 from p2pkille.vectors import lobby as lobby_vectors
 from p2pkille.vectors import table as table_vectors
-from protocol.vectors import dumps
+from protocol.vectors import write_or_check
 
 #: Each file, where it lives and what makes it.
 FILES: dict[str, tuple[Path, Callable[[], dict[str, Any]]]] = {
@@ -39,15 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.files or list(FILES):
         path, make = FILES[name]
         print(f"making {path.name} ...", file=sys.stderr)
-        text = dumps(make())
-        if args.regenerate:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path}")
-        elif not path.exists() or path.read_text("utf-8") != text:
-            print(f"MISMATCH {path}", file=sys.stderr)
+        if not write_or_check(path, make(), regenerate=args.regenerate):
             status = 1
-        else:
-            print(f"ok {path.name}")
     return status
 
 

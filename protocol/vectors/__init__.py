@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,21 @@ def generate(name: str) -> dict[str, Any]:
 
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def write_or_check(path: Path, doc: dict[str, Any], *, regenerate: bool) -> bool:
+    """Rewrite ``path`` with ``doc`` (``regenerate``), or check that it holds it byte for
+    byte; says which on stdout (a mismatch on stderr). False on a mismatch."""
+    text = dumps(doc)
+    if regenerate:
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+        return True
+    if not path.exists() or path.read_text("utf-8") != text:
+        print(f"MISMATCH {path}", file=sys.stderr)
+        return False
+    print(f"ok {path.name}")
+    return True
 
 
 def load(name: str) -> dict[str, Any]:

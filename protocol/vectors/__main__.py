@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from protocol.vectors import VECTOR_DIR, dumps, generate, generator_names
+from protocol.vectors import VECTOR_DIR, generate, generator_names, write_or_check
 
 PART_II = ("table.json (Part II) and lobby.json (Part III) are checked and rewritten by "
            "python -m p2pkille.vectors [--regenerate].")
@@ -25,16 +25,9 @@ def main() -> int:
     args = parser.parse_args()
     status = 0
     for name in generator_names():
-        path = VECTOR_DIR / f"{name}.json"
-        text = dumps(generate(name))
-        if args.regenerate:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path}")
-        elif not path.exists() or path.read_text("utf-8") != text:
-            print(f"MISMATCH {path}", file=sys.stderr)
+        if not write_or_check(VECTOR_DIR / f"{name}.json", generate(name),
+                              regenerate=args.regenerate):
             status = 1
-        else:
-            print(f"ok {path.name}")
     print(PART_II)
     return status
 
