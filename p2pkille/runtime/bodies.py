@@ -13,7 +13,7 @@ decoding (points, proofs) is the handler's, with its own fault.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Self
 
 from p2pkille.engine.cards import Rank
 from p2pkille.engine.facts import Fact, fact_from_dict, fact_to_dict
@@ -515,14 +515,14 @@ class RewoundBody:
 
 
 @dataclass(frozen=True, slots=True)
-class OverBody:
-    """A key holder of counted hand ``hand`` with no key in the next one moved on."""
+class _HandOnly:
+    """A body that holds its hand alone."""
 
-    KIND: ClassVar[str] = msg.OVER
+    KIND: ClassVar[str]
     hand: int
 
     @classmethod
-    def parse(cls, env: Envelope) -> OverBody:
+    def parse(cls, env: Envelope) -> Self:
         return cls(msg.get_hand(env.body, env.wire))
 
     def to_json(self) -> dict[str, object]:
@@ -530,18 +530,17 @@ class OverBody:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaveBody:
+class OverBody(_HandOnly):
+    """A key holder of counted hand ``hand`` with no key in the next one moved on."""
+
+    KIND: ClassVar[str] = msg.OVER
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveBody(_HandOnly):
     """Its author quits the table, in hand ``hand`` (0 before the first deal)."""
 
     KIND: ClassVar[str] = msg.LEAVE
-    hand: int
-
-    @classmethod
-    def parse(cls, env: Envelope) -> LeaveBody:
-        return cls(msg.get_hand(env.body, env.wire))
-
-    def to_json(self) -> dict[str, object]:
-        return {"hand": self.hand}
 
 
 @dataclass(frozen=True, slots=True)

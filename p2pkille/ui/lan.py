@@ -365,7 +365,8 @@ class LanSession:
     def cancel(self) -> None:
         """Leave. At the table, the player's peer and its bots each sign a leave
         (docs/protocol.md II.11.4), so the others settle their seats at once, and end
-        once the others hold it (:meth:`wait`); before, the session just stops."""
+        once the others hold it (:meth:`wait`); before the table is formed, the session
+        just stops."""
         if self._task is None or self._task.done():
             return
         if self.table is not None and self.phase is Phase.PLAYING:
