@@ -30,7 +30,9 @@ from tests.net.nodes import SLACK, Gossip, identity, until
 LOOPBACK = ["127.0.0.1"]
 
 
-def run(coro: Coroutine[Any, Any, None], timeout: float = 30.0) -> None:
+def run(coro: Coroutine[Any, Any, None], timeout: float = 40 * SLACK) -> None:
+    # A backstop only: each wait inside a test has its own bound, stretched by SLACK on a
+    # busy machine; a fixed 30 s for the whole test was shorter than their sum.
     async def bounded() -> None:
         async with asyncio.timeout(timeout):
             await coro
