@@ -152,7 +152,15 @@ def b64decode(text: str, *, evidence: bytes = b"") -> bytes:
     return raw
 
 
-# Field readers for message schemas: each raises InvalidEncoding naming the field.
+# Field readers for message schemas: each raises InvalidEncoding naming the field, a
+# missing one included (the object comes from a peer, so no KeyError may escape).
+
+
+def _field(obj: Mapping[str, object], key: str, what: str, evidence: bytes) -> object:
+    try:
+        return obj[key]
+    except KeyError:
+        raise InvalidEncoding(f"{what}.{key}: missing", evidence=evidence) from None
 
 
 def require_keys(obj: Mapping[str, object], keys: Sequence[str], *, what: str,
@@ -169,7 +177,7 @@ def require_keys(obj: Mapping[str, object], keys: Sequence[str], *, what: str,
 
 def get_int(obj: Mapping[str, object], key: str, *, lo: int, hi: int, what: str,
             evidence: bytes = b"") -> int:
-    value = obj[key]
+    value = _field(obj, key, what, evidence)
     # bool is an int subclass in Python; JSON true is not a number.
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise InvalidEncoding(f"{what}.{key}: expected an integer in [{lo}, {hi}], "
@@ -179,7 +187,7 @@ def get_int(obj: Mapping[str, object], key: str, *, lo: int, hi: int, what: str,
 
 def get_str(obj: Mapping[str, object], key: str, *, what: str, pattern: re.Pattern[str],
             evidence: bytes = b"") -> str:
-    value = obj[key]
+    value = _field(obj, key, what, evidence)
     if not isinstance(value, str) or pattern.fullmatch(value) is None:
         raise InvalidEncoding(f"{what}.{key}: expected a string matching {pattern.pattern}, "
                               f"got {value!r:.40}", evidence=evidence)
@@ -188,7 +196,7 @@ def get_str(obj: Mapping[str, object], key: str, *, what: str, pattern: re.Patte
 
 def get_bytes(obj: Mapping[str, object], key: str, *, what: str, size: int | None = None,
               min_size: int = 0, max_size: int | None = None, evidence: bytes = b"") -> bytes:
-    value = obj[key]
+    value = _field(obj, key, what, evidence)
     if not isinstance(value, str):
         raise InvalidEncoding(f"{what}.{key}: expected base64url text, got {_kind(value)}",
                               evidence=evidence)
@@ -202,7 +210,7 @@ def get_bytes(obj: Mapping[str, object], key: str, *, what: str, size: int | Non
 
 def get_object(obj: Mapping[str, object], key: str, *, what: str,
                evidence: bytes = b"") -> JsonObject:
-    value = obj[key]
+    value = _field(obj, key, what, evidence)
     if not isinstance(value, dict):
         raise InvalidEncoding(f"{what}.{key}: expected an object, got {_kind(value)}",
                               evidence=evidence)
@@ -211,7 +219,7 @@ def get_object(obj: Mapping[str, object], key: str, *, what: str,
 
 def get_list(obj: Mapping[str, object], key: str, *, what: str,
              evidence: bytes = b"") -> list[JsonValue]:
-    value = obj[key]
+    value = _field(obj, key, what, evidence)
     if not isinstance(value, list):
         raise InvalidEncoding(f"{what}.{key}: expected an array, got {_kind(value)}",
                               evidence=evidence)

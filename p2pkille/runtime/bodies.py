@@ -203,6 +203,8 @@ class ActBody:
 
 
 def _shown(env: Envelope) -> Rank | None:
+    if "shown" not in env.body:
+        raise Blame(FaultKind.MALFORMED, AUTHOR, "a show names shown (a rank id or null)")
     raw = env.body["shown"]
     if raw is not None and not isinstance(raw, str):
         raise Blame(FaultKind.MALFORMED, AUTHOR, "shown must be a rank id or null")
@@ -271,7 +273,7 @@ class DiscloseBody:
 
     @classmethod
     def parse(cls, env: Envelope) -> DiscloseBody:
-        kille = env.body["kille"]
+        kille = env.body.get("kille")
         if type(kille) is not bool:
             raise Blame(FaultKind.MALFORMED, AUTHOR, "kille must be true or false")
         return cls(msg.get_hand(env.body, env.wire), kille, _opened(env), _proof(env))

@@ -140,3 +140,17 @@ def test_field_readers_name_the_field() -> None:
         canonical.get_list(obj, "l", what="m")
     with pytest.raises(InvalidEncoding, match=r"missing fields \['z'\], unexpected fields"):
         canonical.require_keys(obj, ["n", "s", "b", "o", "z"], what="m")
+
+
+def test_a_missing_field_is_the_senders_encoding_error_not_a_key_error() -> None:
+    # A peer's body with a field left out must raise the remote kind of error, like a
+    # field of the wrong type: a bare KeyError would escape a node's peer-input guard.
+    for read in (
+            lambda: canonical.get_int({}, "n", lo=0, hi=9, what="m", evidence=b"E"),
+            lambda: canonical.get_str({}, "n", what="m", pattern=re.compile("x"), evidence=b"E"),
+            lambda: canonical.get_bytes({}, "n", what="m", evidence=b"E"),
+            lambda: canonical.get_object({}, "n", what="m", evidence=b"E"),
+            lambda: canonical.get_list({}, "n", what="m", evidence=b"E")):
+        with pytest.raises(InvalidEncoding, match=r"m\.n: missing") as caught:
+            read()
+        assert caught.value.evidence == b"E"

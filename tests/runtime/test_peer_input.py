@@ -103,6 +103,27 @@ def test_made_up_envelopes_of_a_member_are_only_ever_its_own_fault(
     assert blamed <= {CHEAT, None}, node.faults[before:]
 
 
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_a_time_out_vote_without_its_step_read_ahead_is_its_authors_fault(mode: str) -> None:
+    # Found by the test above (strict, SHUFFLE): a vote read ahead of consumption while
+    # the node looks for holders that moved on (timeouts.movers) had a missing field
+    # raise KeyError out of wake(), past the peer-input guard.
+    node, cheat = _victim(_table(mode, Stage.SHUFFLE))
+    status = node.status()
+    number = status.number if status is not None else 1
+    before = len(node.faults)
+    now = 1000.0
+    for kind, body in [("accept", {}), ("accept", {}), ("timeout", {"hand": number})]:
+        seq, prev = node.transcript.next_slot(cheat.identity.public)
+        env = Envelope.seal(cheat.identity, table=node.config.table_id, seq=seq,
+                            prev=prev, kind=kind, body=body)
+        node.receive("cheat", env.wire, now)
+        now += 30.0
+        node.wake(now)
+    blamed = {f.seat for f in node.faults[before:]}
+    assert blamed <= {CHEAT, None}, node.faults[before:]
+
+
 class Withholds(Behaviour):
     """Never sends envelopes of one kind (the test sends a made-up one instead)."""
 
