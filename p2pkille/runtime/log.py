@@ -37,10 +37,8 @@ from pathlib import Path
 from typing import Final
 
 from p2pkille.engine.errors import EngineError
-from p2pkille.engine.facts import (
-    Fact,
-)
-from p2pkille.engine.view import Decider
+from p2pkille.engine.facts import Decision, Fact, VoteChoice
+from p2pkille.engine.view import Decider, DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.bodies import ActBody, TimeoutBody
 from p2pkille.runtime.config import MODES, Member, TableConfig
@@ -440,6 +438,32 @@ class LogDecider(RecordedDecider):
         return cls(facts, fallback)
 
 
+class _Gone:
+    """The decider of a member whose log holds its ``leave``: it left instead of making
+    the decisions its log does not hold, so none is ever made for it."""
+
+    def _gone(self) -> DecisionPending:
+        return DecisionPending("the member left")
+
+    def turn(self, view: SeatView) -> Decision:
+        raise self._gone()
+
+    def vote(self, view: SeatView) -> VoteChoice:
+        raise self._gone()
+
+    def answer_sale(self, view: SeatView) -> bool:
+        raise self._gone()
+
+    def cut(self, view: SeatView) -> int:
+        raise self._gone()
+
+    def buyin(self, view: SeatView) -> bool:
+        raise self._gone()
+
+    def observe(self, fact: Fact, view: SeatView) -> None:
+        return None
+
+
 def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     """Replay a whole log offline with the member's own keys and the node's own checks.
 
@@ -451,7 +475,8 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
     did live. A logged own envelope it would not have made shows as its own
     equivocation; only its own ``timeout`` votes, a call of its clock, and its own
     ``accuse`` (what it had taken when it wrote it) stand as logged (:func:`_own_timeout`).
-    Outputs are discarded; ``decider`` answers only past the log's end."""
+    Outputs are discarded; ``decider`` answers only past the log's end, and never for a
+    member whose log holds its ``leave`` (it left instead of deciding)."""
     config = loaded.config
 
     def verdict(faults: list[dict[str, object]], node: TableNode | None = None) -> Verdict:
@@ -478,8 +503,11 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
             return verdict([{"accused": None, "hand": None, "kind": "tampered",
                              "reason": f"record {record} is not an authentic envelope: {exc}",
                              "record": record}])
+    left = any(env.author == loaded.identity.public and env.kind == msg.LEAVE
+               for env in decoded)
     node = TableNode(loaded.name, loaded.identity, loaded.delivery, config,
-                     LogDecider.of(loaded, decider), loaded.seed, Timing())
+                     LogDecider.of(loaded, _Gone() if left else decider), loaded.seed,
+                     Timing())
     # An accuse says what its author had taken when it wrote it, which after a restart
     # the one-by-one replay does not reproduce: the logged one stands (as a timeout vote).
     node.logged_accuses = {number for env in decoded

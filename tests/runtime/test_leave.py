@@ -10,6 +10,7 @@ trips of virtual time, against a 20 s limit), eliminate it, and play on to a win
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +20,10 @@ from p2pkille.engine.facts import Decision, VoteChoice
 from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.io import Node
+from p2pkille.runtime.log import LoggedNode, load_log, verify_log
 from p2pkille.runtime.node import TableNode, Timing
 from p2pkille.sim.faults import Faults
+from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, TableRun, build_table
 
 LINKS = Faults(delay=0.01)
@@ -77,7 +80,7 @@ class QuitsWhenAsked(Strategy):
 
 
 def _leave(node: Node, now: float) -> object:
-    assert isinstance(node, TableNode)
+    assert isinstance(node, TableNode | LoggedNode)
     return node.leave(now)
 
 
@@ -161,3 +164,28 @@ def test_a_crash_is_still_waited_for() -> None:
     assert voided.voided
     assert all(node.left == () for node in staying)
     assert min(voids[(n.name, number)] for n in staying) - quitter.at >= TIMING.limit
+
+
+@pytest.mark.parametrize("mode", ["audit", "strict"])
+def test_the_log_of_a_player_who_left_with_a_decision_pending_verifies_clean(
+        mode: str, tmp_path: Path) -> None:
+    """It quit instead of making a decision it was asked for: verify must not make that
+    decision for it (its log's decisions ran out, and it left), or the re-derived act
+    takes its leave's slot and its own chain shows as forked."""
+    quitter = QuitsWhenAsked()
+    plain = build_table(4, seed=1, mode=mode, faults=LINKS, timing=TIMING,
+                        deciders=lambda i: quitter if i == QUITTER else ThresholdBot())
+    network = SimNetwork(1, plain.network.faults)
+    logged = LoggedNode(plain.nodes[QUITTER], tmp_path / "quitter.log", durable=False)
+    for k, node in enumerate(plain.nodes):
+        network.add(logged if k == QUITTER else node)
+    table = SimTable(list(plain.nodes), network, plain.byzantine)
+    quitter.table = table
+    run = table.run(until=3600.0)
+    logged.close()
+    leaver = run.nodes[QUITTER]
+    assert leaver.has_quit
+    assert run.honest_agree
+    verdict = verify_log(load_log(logged.path), ThresholdBot())
+    assert verdict.faults == [], verdict.faults
+    assert verdict.hands == [o.to_json() for o in leaver.outcomes]
