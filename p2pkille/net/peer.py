@@ -404,14 +404,19 @@ async def _run(settings: PeerSettings, progress: Callable[[str], None],
     decider = settings.decider if settings.decider is not None else make_bot(
         settings.bot, random.Random(secrets.randbits(64)))
     resumed = _resume(settings, decider)
-    identity = resumed.node.identity if resumed is not None \
-        else settings.identity or Identity.from_seed(secrets.token_bytes(32))
-    delivery = DeliveryKeyPair.generate(SystemRng())
-    board = _Switchboard()
-    transport = _transport(settings, identity, resumed)
-    table = secrets.token_bytes(16) if settings.create and resumed is None else None
-    run = _Run(settings, progress, where, loop, started, identity, transport, board,
-               logged=resumed)
+    try:
+        identity = resumed.node.identity if resumed is not None \
+            else settings.identity or Identity.from_seed(secrets.token_bytes(32))
+        delivery = DeliveryKeyPair.generate(SystemRng())
+        board = _Switchboard()
+        transport = _transport(settings, identity, resumed)
+        table = secrets.token_bytes(16) if settings.create and resumed is None else None
+        run = _Run(settings, progress, where, loop, started, identity, transport, board,
+                   logged=resumed)
+    except BaseException:
+        if resumed is not None:
+            resumed.close()  # the log reopened for the restart: nothing was added to it
+        raise
     try:
         async with asyncio.TaskGroup() as tg:
             carrier = tg.create_task(transport.run(board.deliver), name="peer:transport")
@@ -439,13 +444,14 @@ def _resume(settings: PeerSettings, decider: Decider) -> LoggedNode | None:
         resumed = restart_from_log(settings.log, decider, timing=settings.timing)
     except LogError as exc:
         raise PeerError(f"cannot resume from {str(settings.log)!r}: {exc}") from None
+    problem = None
     if resumed.node.config.name != offer.name:
-        raise PeerError(f"the log {str(settings.log)!r} is of table "
-                        f"{resumed.node.config.name!r}, not {offer.name!r}")
-    identity = resumed.node.identity
-    if resumed.name != peer_name(identity.public):
-        raise PeerError(f"the log {str(settings.log)!r} is of node {resumed.name!r}, not "
-                        "of a network peer (named by its key)")
+        problem = f"is of table {resumed.node.config.name!r}, not {offer.name!r}"
+    elif resumed.name != peer_name(resumed.node.identity.public):
+        problem = f"is of node {resumed.name!r}, not of a network peer (named by its key)"
+    if problem is not None:
+        resumed.close()
+        raise PeerError(f"the log {str(settings.log)!r} {problem}")
     return resumed
 
 

@@ -203,6 +203,35 @@ def test_a_peer_that_finds_no_table_gives_up_with_exit_1_and_says_where() -> Non
             "chosen yet") in proc.stderr.decode()
 
 
+def _open_fds_to(path: Path) -> int:
+    fds = Path("/proc/self/fd")
+    count = 0
+    for fd in fds.iterdir():
+        try:
+            count += os.readlink(fd) == str(path)
+        except OSError:
+            continue  # closed between the listing and the read
+    return count
+
+
+def test_a_refused_log_is_closed_again(tmp_path: Path) -> None:
+    # The peer reopens its log to resume before it checks whose it is: a refusal must
+    # not leave the file open (a long-lived program such as the lobby UI runs many peers).
+    import asyncio
+
+    from p2pkille.net.lobby import Offer
+    from p2pkille.net.peer import PeerError, PeerSettings, run_peer
+    from p2pkille.runtime.log import LoggedNode
+    from p2pkille.sim.table import build_table
+    path = tmp_path / "sim.log"
+    LoggedNode(build_table(3, seed=1).nodes[0], path, durable=False).close()
+    for name in ("sim-1", "other"):
+        settings = PeerSettings(offer=Offer(name, 3), discover=False, log=path, timeout=30)
+        with pytest.raises(PeerError, match="the log"):
+            asyncio.run(run_peer(settings))
+        assert _open_fds_to(path) == 0
+
+
 def test_a_log_that_is_not_a_network_peers_is_refused(tmp_path: Path) -> None:
     from p2pkille.runtime.log import LoggedNode
     from p2pkille.sim.table import build_table
