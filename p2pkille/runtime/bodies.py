@@ -12,12 +12,14 @@ decoding (points, proofs) is the handler's, with its own fault.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar, Final, Self
 
 from p2pkille.engine.cards import Rank
 from p2pkille.engine.facts import Fact, fact_from_dict, fact_to_dict
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.agreement import MAX_ROUND, Outcome, Proposal, Vote, VoteStep
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.messages import Accusation, BoxEntry, ShareEntry
 from p2pkille.runtime.steps import Step
@@ -42,6 +44,7 @@ __all__ = [
     "NonceBody",
     "OverBody",
     "PetBody",
+    "ProposeBody",
     "RevealBody",
     "RewoundBody",
     "SeenBody",
@@ -49,6 +52,7 @@ __all__ = [
     "ShuffleBody",
     "TallyBody",
     "TimeoutBody",
+    "VoteBody",
     "need_proof",
     "need_shares",
 ]
@@ -566,3 +570,105 @@ class TallyBody:
         if self.buyers:
             out["buyers"] = list(self.buyers)
         return out
+
+
+_OUTCOME: Final = re.compile(r"commit:[0-9a-f]{64}|void:(?:[0-9]{1,2}(?:,[0-9]{1,2})*)?")
+
+
+def _outcome(env: Envelope, what: str) -> Outcome | None:
+    """The ``value`` field: an outcome's text form, or null (a nil vote)."""
+    if "value" not in env.body:
+        raise InvalidEncoding(f"{what}.value: missing", evidence=env.wire)
+    if env.body["value"] is None:
+        return None
+    text = canonical.get_str(env.body, "value", what=what, pattern=_OUTCOME,
+                             evidence=env.wire)
+    try:
+        return Outcome.from_text(text)
+    except InvalidEncoding as exc:
+        raise InvalidEncoding(f"{what}.value: {exc}", evidence=env.wire) from None
+
+
+def _round_or_none(env: Envelope, key: str, what: str) -> int:
+    """An optional round field: absent means -1 (no polka)."""
+    if key not in env.body:
+        return -1
+    return _int(env, key, what, hi=MAX_ROUND)
+
+
+@dataclass(frozen=True, slots=True)
+class ProposeBody:
+    """Its author, the proposer of ``round`` in hand ``hand``'s agreement, proposes
+    ``value``; ``valid_round`` is the round of the polka it relies on (-1: none)."""
+
+    KIND: ClassVar[str] = msg.PROPOSE
+    hand: int
+    round: int
+    value: Outcome
+    valid_round: int = -1
+
+    @classmethod
+    def parse(cls, env: Envelope) -> ProposeBody:
+        msg.check_body(msg.PROPOSE, env.body, env.wire)
+        value = _outcome(env, "propose")
+        if value is None:
+            raise InvalidEncoding("propose.value: a proposal names an outcome",
+                                  evidence=env.wire)
+        return cls(msg.get_hand(env.body, env.wire), _int(env, "round", "propose",
+                                                          hi=MAX_ROUND),
+                   value, _round_or_none(env, "valid", "propose"))
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"hand": self.hand, "round": self.round,
+                                  "value": str(self.value)}
+        if self.valid_round >= 0:
+            out["valid"] = self.valid_round
+        return out
+
+    def event(self, proposer: int) -> Proposal:
+        """The agreement's input, ``proposer`` being the author's table seat."""
+        return Proposal(self.round, self.value, self.valid_round, proposer)
+
+    @classmethod
+    def of(cls, hand: int, proposal: Proposal) -> ProposeBody:
+        return cls(hand, proposal.round, proposal.value, proposal.valid_round)
+
+
+_VOTE_STEPS: Final = re.compile("prevote|precommit")
+
+
+@dataclass(frozen=True, slots=True)
+class VoteBody:
+    """Its author's ``step`` vote in ``round`` of hand ``hand``'s agreement: ``value``, or
+    None (nil); ``pol_round`` (a prevote for a value: the polka it relies on, else -1)."""
+
+    KIND: ClassVar[str] = msg.VOTE
+    hand: int
+    round: int
+    step: VoteStep
+    value: Outcome | None
+    pol_round: int = -1
+
+    @classmethod
+    def parse(cls, env: Envelope) -> VoteBody:
+        msg.check_body(msg.VOTE, env.body, env.wire)
+        step = VoteStep(canonical.get_str(env.body, "step", what="vote", pattern=_VOTE_STEPS,
+                                          evidence=env.wire))
+        return cls(msg.get_hand(env.body, env.wire), _int(env, "round", "vote", hi=MAX_ROUND),
+                   step, _outcome(env, "vote"), _round_or_none(env, "pol", "vote"))
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"hand": self.hand, "round": self.round,
+                                  "step": self.step.value,
+                                  "value": None if self.value is None else str(self.value)}
+        if self.pol_round >= 0:
+            out["pol"] = self.pol_round
+        return out
+
+    def event(self, seat: int) -> Vote:
+        """The agreement's input, ``seat`` being the author's table seat."""
+        return Vote(seat, self.round, self.step, self.value, self.pol_round)
+
+    @classmethod
+    def of(cls, hand: int, vote: Vote) -> VoteBody:
+        return cls(hand, vote.round, vote.step, vote.value, vote.pol_round)

@@ -56,6 +56,8 @@ REWOUND: Final = "rewound"
 OVER: Final = "over"
 TALLY: Final = "tally"
 LEAVE: Final = "leave"
+PROPOSE: Final = "propose"
+VOTE: Final = "vote"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
                           REWOUND, OVER, TALLY, LEAVE})
@@ -98,6 +100,17 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # (0 before the first deal). Its steps after it are due at once (II.11.4)
         (LEAVE, (), ()),
     )
+}
+#: The hand agreement's kinds and fields (docs/agreement.md; p2pkille/runtime/decision.py):
+#: a round's proposal of an outcome ("commit:<hex>" or "void:<seats>") with the round of
+#: the polka it relies on, and a holder's prevote or precommit (an outcome, or null for
+#: nil; a prevote for an outcome names the round of the polka it relies on). Not in
+#: :data:`KINDS` while the node decides a hand by the time-out votes of II.11.3: a table
+#: refuses them until the agreement replaces those.
+AGREEMENT_KINDS: Final = frozenset({PROPOSE, VOTE})
+AGREEMENT_FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
+    PROPOSE: (frozenset({"hand", "round", "value"}), frozenset({"valid"})),
+    VOTE: (frozenset({"hand", "round", "step", "value"}), frozenset({"pol"})),
 }
 MAX_SEATS: Final = 64
 MAX_ENTRIES: Final = 64
@@ -158,7 +171,7 @@ class BoxEntry:
 
 def check_body(kind: str, body: Mapping[str, object], evidence: bytes) -> None:
     """The body has every field its kind needs and nothing else (InvalidEncoding)."""
-    need, may = FIELDS[kind]
+    need, may = FIELDS[kind] if kind in FIELDS else AGREEMENT_FIELDS[kind]
     have = set(body)
     if not need <= have or not have <= need | may:
         raise InvalidEncoding(

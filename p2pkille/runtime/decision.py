@@ -1,0 +1,245 @@
+"""One hand's agreement on the table: the :mod:`~p2pkille.runtime.agreement` component
+with signed envelopes, a clock and the hand's seats (docs/agreement.md section 5).
+
+The component decides on votes it is handed; this owns what the component leaves to its
+caller. It numbers the proposers (the hand's key holders rotated left by the hand number,
+so the first proposer changes from hand to hand), turns ``propose`` and ``vote`` envelopes
+into the component's events and its broadcasts into bodies to sign, keeps every signed
+envelope it took so that a contradiction is reported with both signed messages and a
+decision with its certificate, and runs the component's time-outs on the caller's clock.
+Its time-outs grow with the round (``limit + round * ROUND_STEP``), which the component's
+liveness argument needs: after the network settles, some round lasts long enough.
+
+Sans-I/O: :meth:`HandDecision.endorse`, :meth:`~HandDecision.take` and
+:meth:`~HandDecision.wake` return what to do, as typed values; nothing here signs, sends
+or reads a clock. A peer's envelope can only raise
+:class:`~protocol.errors.RemoteProtocolError` (the caller blames its author).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+from p2pkille.runtime import agreement as ag
+from p2pkille.runtime.bodies import ProposeBody, VoteBody
+from p2pkille.runtime.outcome import Timing
+from protocol.envelope import Envelope
+from protocol.errors import LocalProtocolError, RemoteProtocolError
+
+__all__ = [
+    "ROUND_STEP",
+    "Certified",
+    "Contradiction",
+    "Decided",
+    "HandDecision",
+    "Sign",
+    "proposers",
+]
+
+ROUND_STEP: Final = 0.5
+"""Seconds each later round adds to its time-outs (a fraction of a LAN's sync interval
+would do; what matters is that the time-outs grow without bound)."""
+
+
+def proposers(holders: Sequence[int], hand: int) -> tuple[int, ...]:
+    """The hand's key holders (table seats, in member order) rotated left by ``hand``:
+    round ``r`` is proposed by the ``r``-th of them, modulo their number."""
+    if not holders:
+        raise LocalProtocolError(f"hand {hand} has no key holder to propose")
+    k = hand % len(holders)
+    return tuple(holders[k:]) + tuple(holders[:k])
+
+
+@dataclass(frozen=True, slots=True)
+class Sign:
+    """Sign ``body`` into my chain and send it: my proposal or my vote."""
+
+    body: ProposeBody | VoteBody
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The hand's outcome is decided, on the precommits of a strict majority of its
+    holders (:meth:`HandDecision.certified`, once my own precommit among them is signed:
+    what a peer still in the hand needs)."""
+
+    value: ag.Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """``seat`` signed two messages of this agreement that no honest holder signs (two
+    votes for one round and step, two proposals for one round, or a vote that drops its
+    lock): both envelopes, in a fixed order, as the evidence of its fault."""
+
+    seat: int
+    reason: str
+    first: bytes
+    second: bytes
+
+
+Action: TypeAlias = Sign | Decided | Contradiction
+
+
+@dataclass(frozen=True, slots=True)
+class Certified:
+    """A decision certified by signed precommits: the value and the envelopes."""
+
+    value: ag.Outcome
+    envelopes: tuple[bytes, ...]
+
+
+@dataclass(slots=True)
+class HandDecision:
+    """The agreement of hand ``hand`` as seen by the member at table seat ``seat``.
+
+    ``holders`` are the hand's key holders (table seats, member order); a member that is
+    not one of them (``seat`` None or not a holder) is a learner: it decides on a
+    certificate and never votes. Start it with :meth:`endorse` (the first value this node
+    finds valid) or on the first agreement envelope it takes: a hand that runs its course
+    without a doubt makes no agreement traffic until its checkpoint is signed.
+    """
+
+    hand: int
+    holders: tuple[int, ...]
+    seat: int | None
+    timing: Timing
+    component: ag.Agreement = field(init=False)
+    started: bool = False
+    deadlines: dict[tuple[int, ag.Step], float] = field(default_factory=dict)
+    """Scheduled time-outs: (round, step) -> when it passes."""
+    signed: dict[tuple[int, int, str], list[Envelope]] = field(default_factory=dict)
+    """(seat, round, 'propose' | vote step) -> the envelopes taken for it (mine too)."""
+    reported: set[ag.Proof] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        order = proposers(self.holders, self.hand)
+        voter = self.seat if self.seat in order else None
+        self.component = ag.Agreement(order, voter)
+
+    # -- reading ----------------------------------------------------------------------
+
+    @property
+    def decision(self) -> ag.Outcome | None:
+        return self.component.decision
+
+    def waiting_for(self) -> tuple[int, ...]:
+        """The holders (table seats) whose message of the current step has not come."""
+        return self.component.waiting_for() if self.started else ()
+
+    def certified(self) -> Certified | None:
+        """The decision with the envelopes of its precommits, once decided."""
+        value = self.component.decision
+        if value is None:
+            return None
+        wires = tuple(self._wire(v) for v in self.component.certificate())
+        return Certified(value, wires)
+
+    def next_deadline(self) -> float | None:
+        """When the earliest scheduled time-out passes (the caller's next wake)."""
+        return min(self.deadlines.values(), default=None)
+
+    # -- input ------------------------------------------------------------------------
+
+    def endorse(self, value: ag.Outcome, now: float) -> list[Action]:
+        """This node finds ``value`` valid (docs/agreement.md section 1): every holder's
+        good signature on the checkpoint, or its limits passed for the seats a void names."""
+        if value in self.component.state.endorsed:
+            return []
+        out = self._begin(now)
+        return out + self._feed(ag.Endorse(value), now)
+
+    def take(self, seat: int, env: Envelope, now: float) -> list[Action]:
+        """A ``propose`` or ``vote`` envelope of the member at table seat ``seat`` (its
+        signature and chain already checked). A body that does not parse, a vote of a
+        non-holder, or a proposal out of turn raises RemoteProtocolError. My own (the
+        envelope the caller signed from a :class:`Sign`) is only kept, for certificates
+        and proofs."""
+        if env.kind == ProposeBody.KIND:
+            proposal = ProposeBody.parse(env)
+            self._check_hand(proposal.hand)
+            event: ag.Proposal | ag.Vote = proposal.event(seat)
+            key = (seat, proposal.round, "propose")
+        elif env.kind == VoteBody.KIND:
+            vote = VoteBody.parse(env)
+            self._check_hand(vote.hand)
+            event = vote.event(seat)
+            key = (seat, vote.round, vote.step.value)
+        else:
+            raise LocalProtocolError(f"not an agreement envelope: {env.kind}")
+        held = self.signed.setdefault(key, [])
+        if all(e.wire != env.wire for e in held):
+            held.append(env)
+        if seat == self.seat:
+            return []  # my own, signed from a Sign: the component holds it already
+        out = self._begin(now)
+        return out + self._feed(event, now)
+
+    def wake(self, now: float) -> list[Action]:
+        """Pass every scheduled time-out whose time has come, earliest first."""
+        out: list[Action] = []
+        for slot, when in sorted(self.deadlines.items(), key=lambda kv: (kv[1], kv[0][0],
+                                                                        kv[0][1].value)):
+            if when <= now and slot in self.deadlines:
+                del self.deadlines[slot]
+                out += self._feed(ag.Timeout(*slot), now)
+        return out
+
+    # -- running the component --------------------------------------------------------
+
+    def _check_hand(self, number: int) -> None:
+        if number != self.hand:
+            raise RemoteProtocolError(f"an agreement envelope of hand {number} taken in "
+                                      f"hand {self.hand}")
+
+    def _begin(self, now: float) -> list[Action]:
+        if self.started:
+            return []
+        self.started = True
+        return self._feed(ag.Start(), now)
+
+    def _feed(self, event: ag.Event, now: float) -> list[Action]:
+        out: list[Action] = []
+        for output in self.component.receive(event):
+            if isinstance(output, ag.Broadcast):
+                message = output.message
+                body: ProposeBody | VoteBody = (
+                    ProposeBody.of(self.hand, message) if isinstance(message, ag.Proposal)
+                    else VoteBody.of(self.hand, message))
+                out.append(Sign(body))
+            elif isinstance(output, ag.ScheduleTimeout):
+                self.deadlines[(output.round, output.step)] = (
+                    now + self.timing.limit + output.round * ROUND_STEP)
+            elif isinstance(output, ag.Decide):
+                self.deadlines.clear()
+                out.append(Decided(output.value))
+            elif output.proof not in self.reported:
+                self.reported.add(output.proof)
+                out.append(self._contradiction(output.proof))
+        return out
+
+    def _contradiction(self, proof: ag.Proof) -> Contradiction:
+        if isinstance(proof, ag.DoubleVote):
+            return Contradiction(proof.seat, "two votes for one round and step",
+                                 self._wire(proof.first), self._wire(proof.second))
+        if isinstance(proof, ag.DoubleProposal):
+            return Contradiction(proof.seat, "two proposals for one round",
+                                 self._wire(proof.first), self._wire(proof.second))
+        return Contradiction(proof.seat, "a prevote that drops its precommitted value",
+                             self._wire(proof.precommit), self._wire(proof.prevote))
+
+    def _wire(self, message: ag.Proposal | ag.Vote) -> bytes:
+        """The signed envelope this node took for ``message``."""
+        if isinstance(message, ag.Proposal):
+            key = (message.proposer, message.round, "propose")
+            body: ProposeBody | VoteBody = ProposeBody.of(self.hand, message)
+        else:
+            key = (message.seat, message.round, message.step.value)
+            body = VoteBody.of(self.hand, message)
+        want = body.to_json()
+        for env in self.signed.get(key, ()):
+            if env.body == want:
+                return env.wire
+        raise LocalProtocolError(f"no signed envelope taken for {message!r}")
