@@ -10,13 +10,20 @@ for it in one round.
 
 Sans-I/O in the style of h11: the state is a frozen value (:class:`AgreementState`), the
 inputs are typed events (:class:`Start`, :class:`Endorse`, :class:`Proposal`,
-:class:`Vote`, :class:`Timeout`) and :meth:`Agreement.receive` returns typed outputs
-(:class:`Broadcast`, :class:`Decide`, :class:`Evidence`, :class:`ScheduleTimeout`). There
-is no clock: the caller schedules the time-outs it is asked for and passes them back as
-:class:`Timeout` events. Signing is the caller's too: a :class:`Vote` names its signer's
-seat, and the caller passes only votes whose signature it verified.
+:class:`Vote`, :class:`Timeout`, :class:`Standing`) and :meth:`Agreement.receive` returns
+typed outputs (:class:`Broadcast`, :class:`Decide`, :class:`Evidence`,
+:class:`ScheduleTimeout`). There is no clock: the caller schedules the time-outs it is
+asked for and passes them back as :class:`Timeout` events. Signing is the caller's too: a
+:class:`Vote` names its signer's seat, and the caller passes only votes whose signature it
+verified.
 
-Peer input (a :class:`Proposal` or :class:`Vote`) can only raise
+A holder that quits passes :class:`Leave`, its last event: the one output is
+:class:`Stand`, its standing votes (:class:`Standing`) to sign into its leave. Every other
+node takes them as a :class:`Standing` event and counts them as that holder's prevote and
+precommit for one value in every round from the leave's first round on, without storing a
+vote per round (docs/agreement.md section 5).
+
+Peer input (a :class:`Proposal`, :class:`Vote` or :class:`Standing`) can only raise
 :class:`~protocol.errors.RemoteProtocolError`; a wrong call by the owner (a time-out that
 was never scheduled, a second start) raises :class:`~protocol.errors.LocalProtocolError`.
 A holder that signs two different votes for one (round, step), two proposals for one
@@ -31,7 +38,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, overload
 
 from protocol.errors import InvalidEncoding, LocalProtocolError, RemoteProtocolError
 
@@ -46,12 +53,17 @@ __all__ = [
     "Endorse",
     "Event",
     "Evidence",
+    "Leave",
     "Outcome",
     "OutcomeKind",
     "Output",
     "Proof",
     "Proposal",
     "ScheduleTimeout",
+    "Stand",
+    "Standing",
+    "StandingProposal",
+    "StandingVote",
     "Start",
     "Step",
     "Timeout",
@@ -215,7 +227,71 @@ class Timeout:
     step: Step
 
 
-Event: TypeAlias = Start | Endorse | Proposal | Vote | Timeout
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A holder's leave (signed by it, as its last message of the hand): from round
+    ``first_round`` on it prevotes ``value`` relying on the polka of ``pol_round`` (or
+    -1) and precommits ``value`` in every round, proposes ``(value, pol_round)`` in every
+    round it is the proposer of, and signs nothing else.
+
+    What an honest holder stands for (:meth:`Agreement.stand_for`): its prevote of its
+    current round while a polka for it may still form, else its valid value, else the void
+    of its own seat; each a prevote its locks allow, and ``pol_round`` the polka that
+    prevote names. ``first_round`` is the first round in which it signed nothing, so no
+    standing vote meets a vote it signed.
+
+    A node counts the standing prevote of a round where it holds the polka at
+    ``pol_round`` (as any prevote relying on a polka), and the standing precommit of a round
+    only where it holds a polka for ``value`` in that round, which is when an honest holder
+    precommits.
+    """
+
+    seat: int
+    value: Outcome
+    first_round: int
+    pol_round: int = -1
+
+    def prevote(self, round_: int) -> StandingVote:
+        """The prevote this leave stands for in ``round_`` (>= ``first_round``)."""
+        return StandingVote(self.seat, round_, VoteStep.PREVOTE, self.value, self.pol_round,
+                            standing=self)
+
+    def precommit(self, round_: int) -> StandingVote:
+        """The precommit this leave stands for in ``round_`` (>= ``first_round``)."""
+        return StandingVote(self.seat, round_, VoteStep.PRECOMMIT, self.value, standing=self)
+
+    def proposal(self, round_: int) -> StandingProposal:
+        """The proposal this leave stands for in ``round_``, a round its seat proposes."""
+        return StandingProposal(round_, self.value, self.pol_round, self.seat, standing=self)
+
+    def vote(self, round_: int, step: VoteStep) -> StandingVote:
+        return self.prevote(round_) if step is VoteStep.PREVOTE else self.precommit(round_)
+
+
+@dataclass(frozen=True, slots=True)
+class StandingVote(Vote):
+    """One round's vote of a :class:`Standing`: it is signed as the leave ``standing``, so
+    evidence that holds one holds the leave envelope. Never an event: the node takes the
+    :class:`Standing`."""
+
+    standing: Standing = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class StandingProposal(Proposal):
+    """One round's proposal of a :class:`Standing` (signed as the leave ``standing``)."""
+
+    standing: Standing = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The owner quits the hand: its one output is :class:`Stand`, the votes it stands by;
+    after it the node signs nothing and only learns. Typed apart from :data:`Event`, as
+    :meth:`Agreement.receive` returns the :class:`Stand` for it."""
+
+
+Event: TypeAlias = Start | Endorse | Proposal | Vote | Timeout | Standing
 
 
 # -- evidence ---------------------------------------------------------------------------
@@ -297,6 +373,14 @@ class ScheduleTimeout:
 Output: TypeAlias = Broadcast | Decide | Evidence | ScheduleTimeout
 
 
+@dataclass(frozen=True, slots=True)
+class Stand:
+    """Sign ``standing`` into this node's leave and send it to every holder and learner
+    (the output of :class:`Leave`)."""
+
+    standing: Standing
+
+
 # -- state --------------------------------------------------------------------------------
 
 
@@ -317,6 +401,8 @@ class AgreementState:
     proposals: frozenset[Proposal] = frozenset()
     votes: frozenset[Vote] = frozenset()
     proofs: frozenset[Proof] = frozenset()
+    standings: frozenset[Standing] = frozenset()
+    """The leaves taken (this node's own too, once it left)."""
     done: frozenset[tuple[str, int]] = frozenset()
     """Tendermint's "for the first time" conditions already acted on: (rule, round)."""
 
@@ -337,8 +423,10 @@ class Agreement:
     # Whether a polka (round, value) is held, for the vote set it was counted on: a
     # prevote counts only where the polka it relies on is held, which rests on prevotes
     # relying on older polkas; counted once each, that stays linear in the votes.
-    _polkas: tuple[frozenset[Vote], dict[tuple[int, Outcome], bool]] = field(
-        default_factory=lambda: (frozenset(), {}), init=False, repr=False, compare=False)
+    _polkas: tuple[tuple[frozenset[Vote], frozenset[Standing]],
+                   dict[tuple[int, Outcome], bool]] = field(
+        default_factory=lambda: ((frozenset(), frozenset()), {}), init=False, repr=False,
+        compare=False)
 
     def __post_init__(self) -> None:
         if not self.holders or len(set(self.holders)) != len(self.holders):
@@ -360,6 +448,30 @@ class Agreement:
         return value in state.endorsed and (
             state.locked_round <= valid_round or state.locked == value)
 
+    def stand_for(self) -> tuple[Outcome, int]:
+        """What this holder's leave stands for, and the polka its standing prevote relies
+        on: the latest polka it saw or may yet be part of. That is its prevote of the
+        current round while a polka for it may still form there (no polka seen in the
+        round, and too few other prevotes seen to rule one out), else its valid value (its
+        lock allows it: the valid round is at or after the lock round), else the void of
+        its own seat. Each is a prevote it signed or may sign, so its locks hold; and a
+        holder that stays locks a value only on a polka, so at two holders, where every
+        polka holds the leaver's prevote, the leave stands for the stayer's lock."""
+        state = self.state
+        assert self.seat is not None
+        if state.valid is not None and state.valid_round == state.round:
+            return state.valid, state.valid_round
+        mine = next((v for v in state.votes if v.seat == self.seat and v.value is not None
+                     and v.round == state.round and v.step is VoteStep.PREVOTE), None)
+        if mine is not None and mine.value is not None:
+            against = {v.seat for v in state.votes if v.round == state.round
+                       and v.step is VoteStep.PREVOTE and v.value != mine.value}
+            if len(self.holders) - len(against) >= self.quorum():
+                return mine.value, mine.pol_round
+        if state.valid is not None:
+            return state.valid, state.valid_round
+        return Outcome.void({self.seat}), -1
+
     # -- reading ------------------------------------------------------------------------
 
     def proposer(self, round_: int) -> int:
@@ -368,6 +480,16 @@ class Agreement:
     @property
     def decision(self) -> Outcome | None:
         return self.state.decision
+
+    @property
+    def left(self) -> bool:
+        """Whether this node left (:class:`Leave`): it signs nothing more."""
+        return any(s.seat == self.seat for s in self.state.standings)
+
+    @property
+    def _voter(self) -> int | None:
+        """This node's seat while it votes: not a learner's, not once it left."""
+        return None if self.left else self.seat
 
     def waiting_for(self) -> tuple[int, ...]:
         """The holders whose message of the current step has not come: the proposer's
@@ -379,22 +501,60 @@ class Agreement:
             return () if self._proposal(state.round) else (self.proposer(state.round),)
         kind = VoteStep.PREVOTE if state.step is Step.PREVOTE else VoteStep.PRECOMMIT
         voted = {v.seat for v in state.votes if v.round == state.round and v.step is kind}
+        voted |= {s.seat for s in state.standings if s.first_round <= state.round}
         return tuple(h for h in self.holders if h not in voted)
 
     def certificate(self) -> tuple[Vote, ...]:
-        """The precommits that certify the decision (what a lagging peer needs to decide)."""
+        """The precommits that certify the decision (what a lagging peer needs to decide).
+        A standing precommit among them (a :class:`StandingVote`: pass the peer its
+        :class:`Standing`) counts only with the polka of its round, so then the prevotes of
+        that polka come too, and those of the polkas they rely on."""
         state = self.state
-        if state.decision is None:
+        value, round_ = state.decision, state.decided_round
+        if value is None:
             return ()
-        return tuple(sorted(
-            (v for v in state.votes if v.step is VoteStep.PRECOMMIT
-             and v.round == state.decided_round and v.value == state.decision),
-            key=lambda v: v.seat))
+        votes: list[Vote] = [v for v in state.votes if v.step is VoteStep.PRECOMMIT
+                             and v.round == round_ and v.value == value]
+        standing = [s.precommit(round_) for s in self._standing_voters(
+            round_, VoteStep.PRECOMMIT, value)]
+        if standing:
+            votes += standing + self._polka_support(round_, value)
+        return tuple(sorted(set(votes), key=_certificate_order))
+
+    def _polka_support(self, round_: int, value: Outcome) -> list[Vote]:
+        """The counted prevotes of the polka for ``value`` at ``round_`` and, for those that
+        rely on an older polka, of that one (each polka once)."""
+        found: list[Vote] = []
+        todo, seen = [round_], {round_}
+        while todo:
+            r = todo.pop()
+            prevotes: list[Vote] = [v for v in self.state.votes if v.round == r
+                                    and v.step is VoteStep.PREVOTE and v.value == value
+                                    and self._counted(v)]
+            prevotes += [s.prevote(r) for s in self._standing_voters(r, VoteStep.PREVOTE,
+                                                                    value)]
+            for v in prevotes:
+                found.append(v)
+                if v.pol_round >= 0 and v.pol_round not in seen:
+                    seen.add(v.pol_round)
+                    todo.append(v.pol_round)
+        return found
 
     # -- input --------------------------------------------------------------------------
 
-    def receive(self, event: Event) -> list[Output]:
-        """Take one event; return what to send, schedule, decide and report."""
+    @overload
+    def receive(self, event: Leave) -> list[Stand]: ...
+
+    @overload
+    def receive(self, event: Event) -> list[Output]: ...
+
+    def receive(self, event: Event | Leave) -> list[Output] | list[Stand]:
+        """Take one event; return what to send, schedule, decide and report (for
+        :class:`Leave`: the :class:`Stand` to sign into the leave)."""
+        if isinstance(event, Leave):
+            return self._leave()
+        if isinstance(event, StandingVote | StandingProposal):
+            raise LocalProtocolError(f"a leave is taken as its Standing, not {event!r}")
         out: list[Output] = []
         if isinstance(event, Start):
             self._start(out)
@@ -406,6 +566,8 @@ class Agreement:
             self._take_vote(event, out)
         elif isinstance(event, Timeout):
             self._on_timeout(event, out)
+        elif isinstance(event, Standing):
+            self._take_standing(event, out)
         else:
             raise LocalProtocolError(f"not an agreement event: {event!r}")
         self._settle(out)
@@ -417,18 +579,111 @@ class Agreement:
     def _start(self, out: list[Output]) -> None:
         if self.state.round >= 0:
             raise LocalProtocolError(f"started twice (now in round {self.state.round})")
-        if self.seat is None:
+        if self._voter is None:
             self._set(round=0)
             return
         self._start_round(0, out)
 
     def _endorse(self, value: Outcome, out: list[Output]) -> None:
         self._set(endorsed=self.state.endorsed | {value}, candidate=value)
+        self._propose_late(out)
+
+    def _propose_late(self, out: list[Output]) -> None:
+        """Propose now if this node proposes the current round and had nothing to propose
+        when it began."""
         state = self.state
         if (state.round >= 0 and state.step is Step.PROPOSE and state.decision is None
-                and self.proposer(state.round) == self.seat
+                and self.proposer(state.round) == self._voter
                 and self._proposal(state.round) is None):
             self._propose(out)
+
+    def _leave(self) -> list[Stand]:
+        """This holder's last act: the votes it stands by, from the first round it signed
+        nothing in. Once decided there is nothing to stand for (the peers decide on the
+        certificate)."""
+        state = self.state
+        if self.seat is None:
+            raise LocalProtocolError("a learner has no votes to stand by")
+        if self.left:
+            raise LocalProtocolError(f"seat {self.seat} left already")
+        if state.decision is not None:
+            return []
+        first = max(state.round, 0)
+        if (any(v.seat == self.seat and v.round == first for v in state.votes)
+                or any(p.proposer == self.seat and p.round == first
+                       for p in state.proposals)):
+            first += 1
+        value, pol_round = self.stand_for()
+        standing = Standing(self.seat, value, first, pol_round)
+        self._set(standings=state.standings | {standing})
+        return [Stand(standing)]
+
+    def _take_standing(self, standing: Standing, out: list[Output]) -> None:
+        """Another holder's leave. It endorses the void of the leaver at this node (a
+        signed leave makes that valid at every node), and what the leave stands for becomes
+        the value this node proposes when it has no valid value, if it endorses it: the
+        standing prevote joins a polka for that value only."""
+        self._check_standing(standing)
+        state = self.state
+        if standing in state.standings:
+            return
+        if standing.seat == self.seat:
+            raise RemoteProtocolError(f"a leave in this node's name it did not make: "
+                                      f"{standing!r}")
+        held = [s for s in state.standings if s.seat == standing.seat]
+        same = next((s for s in held if _stands_alike(s, standing)), None)
+        if same is not None:
+            # The same votes from an earlier round on cover the later ones: keep the earlier.
+            if same.first_round <= standing.first_round:
+                return
+            self._set(standings=state.standings - {same})
+        elif len(held) >= MAX_VOTES_PER_SLOT:
+            return
+        for other in held if same is None else ():
+            at = max(other.first_round, standing.first_round)
+            self._report(DoubleVote(*sorted((other.prevote(at), standing.prevote(at)),
+                                            key=_vote_order)), out)
+        self._set(standings=self.state.standings | {standing})
+        for vote in sorted(self.state.votes, key=_vote_order_full):
+            if vote.seat == standing.seat:
+                self._against_standing(vote, standing, out)
+        for proposal in self.state.proposals:
+            if (proposal.proposer == standing.seat and proposal.round >= standing.first_round
+                    and not _alike(standing.proposal(proposal.round), proposal)):
+                self._report(DoubleProposal(*sorted(
+                    (standing.proposal(proposal.round), proposal), key=_proposal_order)), out)
+        void = Outcome.void({standing.seat})
+        endorsed = self.state.endorsed | {void}
+        self._set(endorsed=endorsed,
+                  candidate=standing.value if standing.value in endorsed else void)
+        self._propose_late(out)
+
+    def _check_standing(self, standing: Standing) -> None:
+        if standing.seat not in self.holders:
+            raise RemoteProtocolError(f"leave by seat {standing.seat}, not a holder: "
+                                      f"{standing!r}")
+        if not 0 <= standing.first_round <= MAX_ROUND:
+            raise RemoteProtocolError(f"leave standing from round {standing.first_round} is "
+                                      f"out of range")
+        if not -1 <= standing.pol_round < standing.first_round:
+            raise RemoteProtocolError(f"leave relies on round {standing.pol_round}: "
+                                      f"{standing!r}")
+
+    def _against_standing(self, vote: Vote, standing: Standing, out: list[Output]) -> None:
+        """Report what a vote its leaver signed contradicts in the leave: another vote for a
+        round the leave stands in (:class:`DoubleVote`), or a precommit of another value
+        than it stands for, in a round after the polka its standing prevote relies on
+        (:class:`Amnesia`, against the standing prevote of the first round after both).
+        A prevote after a standing precommit is in a round the leave stands in: a double
+        vote."""
+        if vote.round >= standing.first_round:
+            mine = standing.vote(vote.round, vote.step)
+            if not _alike(mine, vote):
+                self._report(DoubleVote(*sorted((mine, vote), key=_vote_order)), out)
+        if (vote.step is VoteStep.PRECOMMIT and vote.value is not None
+                and vote.value != standing.value and standing.pol_round < vote.round):
+            prevote = standing.prevote(max(standing.first_round, vote.round + 1))
+            self._report(Amnesia(vote, prevote), out)
 
     def _take_proposal(self, proposal: Proposal, out: list[Output]) -> None:
         if not 0 <= proposal.round <= MAX_ROUND:
@@ -444,9 +699,13 @@ class Agreement:
             raise RemoteProtocolError(f"a proposal in this node's name it did not make: "
                                       f"{proposal!r}")
         first = self._proposal(proposal.round)
-        if first is None:
+        if first is not None and _alike(first, proposal):
+            return
+        if first is None or isinstance(first, StandingProposal):
+            # A leaver proposes nothing in the rounds it stands in: its own proposal there
+            # contradicts its leave, and is kept, as a forked proposal is, in its place.
             self._set(proposals=self.state.proposals | {proposal})
-        elif first != proposal:
+        if first is not None:
             # In a fixed order, so every node holds the same proof whatever came first.
             self._report(DoubleProposal(*sorted((first, proposal), key=_proposal_order)), out)
 
@@ -460,6 +719,10 @@ class Agreement:
             return
         if vote.seat == self.seat:
             raise RemoteProtocolError(f"a vote in this node's name it did not cast: {vote!r}")
+        standing = [s for s in self.state.standings if s.seat == vote.seat]
+        if any(s.first_round <= vote.round and _alike(s.vote(vote.round, vote.step), vote)
+               for s in standing):
+            return  # the leave counts it already
         held = [v for v in self.state.votes if v.slot == vote.slot]
         if len(held) >= MAX_VOTES_PER_SLOT:
             return
@@ -468,6 +731,8 @@ class Agreement:
             # In a fixed order, so every node holds the same proof whatever came first.
             self._report(DoubleVote(*sorted((first, vote), key=_vote_order)), out)
         self._store(vote, out)
+        for s in sorted(standing, key=_standing_order):
+            self._against_standing(vote, s, out)
 
     def _check_vote(self, vote: Vote) -> None:
         if vote.seat not in self.holders:
@@ -496,7 +761,7 @@ class Agreement:
         if timeout.round > state.round or self.seat is None:
             raise LocalProtocolError(
                 f"{timeout!r} was never scheduled (round {state.round}, seat {self.seat})")
-        if timeout.round < state.round or state.decision is not None:
+        if timeout.round < state.round or state.decision is not None or self.left:
             return
         if timeout.step is Step.PRECOMMIT:
             self._start_round(state.round + 1, out)
@@ -512,16 +777,17 @@ class Agreement:
     def _start_round(self, round_: int, out: list[Output]) -> None:
         """Tendermint StartRound (lines 11-21)."""
         self._set(round=round_, step=Step.PROPOSE)
-        if self.proposer(round_) == self.seat and self._propose(out):
+        if self.proposer(round_) == self._voter and self._propose(out):
             return
         out.append(ScheduleTimeout(round_, Step.PROPOSE))
 
     def _propose(self, out: list[Output]) -> bool:
         state = self.state
         value = state.valid if state.valid is not None else state.candidate
-        if value is None or self.seat is None:
+        seat = self._voter
+        if value is None or seat is None:
             return False
-        proposal = Proposal(state.round, value, state.valid_round, self.seat)
+        proposal = Proposal(state.round, value, state.valid_round, seat)
         self._set(proposals=state.proposals | {proposal})
         out.append(Broadcast(proposal))
         return True
@@ -546,11 +812,16 @@ class Agreement:
                 return
 
     def _rule_decide(self, out: list[Output]) -> bool:
-        """Lines 49-54: a quorum of precommits for one value in any round decides it."""
-        for round_, value in sorted({(v.round, v.value) for v in self.state.votes
-                                     if v.step is VoteStep.PRECOMMIT and v.value is not None},
-                                    key=lambda rv: (rv[0], str(rv[1]))):
-            assert value is not None
+        """Lines 49-54: a quorum of precommits for one value in any round decides it. The
+        rounds to look at: those of signed votes for the value, and the first rounds of
+        leaves. In a round with no signed vote for it only standing votes count, and they
+        count alike in the latest first round at or before it."""
+        state = self.state
+        found: set[tuple[int, Outcome]] = {
+            (v.round, v.value) for v in state.votes
+            if v.value is not None and (state.standings or v.step is VoteStep.PRECOMMIT)}
+        found |= {(s.first_round, s.value) for s in state.standings}
+        for round_, value in sorted(found, key=lambda rv: (rv[0], str(rv[1]))):
             if len(self._voters(round_, VoteStep.PRECOMMIT, value)) >= self.quorum():
                 self._set(decision=value, decided_round=round_)
                 out.append(Decide(value, round_))
@@ -567,8 +838,15 @@ class Agreement:
         for p in state.proposals:
             if p.round > state.round:
                 later.setdefault(p.round, set()).add(p.proposer)
+        for s in state.standings:
+            if s.first_round > state.round:
+                later.setdefault(s.first_round, set())
+        # A leaver is in every round from its first on; counted in the rounds others were
+        # seen in or it stood from, not beyond them (which would skip without end).
+        for round_, seats in later.items():
+            seats.update(s.seat for s in state.standings if s.first_round <= round_)
         ready = [r for r, seats in later.items() if len(seats) >= skip_size(len(self.holders))]
-        if not ready or self.seat is None:
+        if not ready or self._voter is None:
             return False
         self._start_round(min(ready), out)
         return True
@@ -578,7 +856,7 @@ class Agreement:
         polka this node holds)."""
         state = self.state
         proposal = self._proposal(state.round)
-        if state.step is not Step.PROPOSE or proposal is None or self.seat is None:
+        if state.step is not Step.PROPOSE or proposal is None or self._voter is None:
             return False
         vr = proposal.valid_round
         if vr >= 0 and len(self._voters(vr, VoteStep.PREVOTE, proposal.value)) < self.quorum():
@@ -595,7 +873,7 @@ class Agreement:
         """Lines 34-35: a quorum of any prevotes starts the prevote time-out."""
         state = self.state
         key = ("prevotes", state.round)
-        if state.step is not Step.PREVOTE or key in state.done or self.seat is None:
+        if state.step is not Step.PREVOTE or key in state.done or self._voter is None:
             return False
         if len(self._voters(state.round, VoteStep.PREVOTE, ANY)) < self.quorum():
             return False
@@ -610,7 +888,7 @@ class Agreement:
         proposal = self._proposal(state.round)
         key = ("lock", state.round)
         if (proposal is None or state.step is Step.PROPOSE or key in state.done
-                or self.seat is None or proposal.value not in state.endorsed
+                or self._voter is None or proposal.value not in state.endorsed
                 or len(self._voters(state.round, VoteStep.PREVOTE, proposal.value))
                 < self.quorum()):
             return False
@@ -624,7 +902,7 @@ class Agreement:
     def _rule_precommit_nil(self, out: list[Output]) -> bool:
         """Lines 44-46: a quorum of nil prevotes: precommit nil."""
         state = self.state
-        if state.step is not Step.PREVOTE or self.seat is None:
+        if state.step is not Step.PREVOTE or self._voter is None:
             return False
         if len(self._voters(state.round, VoteStep.PREVOTE, None)) < self.quorum():
             return False
@@ -636,7 +914,7 @@ class Agreement:
         """Lines 47-48: a quorum of any precommits starts the precommit time-out."""
         state = self.state
         key = ("precommits", state.round)
-        if key in state.done or self.seat is None:
+        if key in state.done or self._voter is None:
             return False
         if len(self._voters(state.round, VoteStep.PRECOMMIT, ANY)) < self.quorum():
             return False
@@ -647,28 +925,63 @@ class Agreement:
     # -- counting -----------------------------------------------------------------------
 
     def _proposal(self, round_: int) -> Proposal | None:
-        return next((p for p in self.state.proposals if p.round == round_), None)
+        """The round's proposal: its proposer's signed one, else what the proposer's leave
+        stands for."""
+        signed = next((p for p in self.state.proposals if p.round == round_), None)
+        if signed is not None:
+            return signed
+        proposer = self.proposer(round_)
+        return min((s.proposal(round_) for s in self.state.standings
+                    if s.seat == proposer and s.first_round <= round_),
+                   key=_proposal_order, default=None)
 
     def _voters(self, round_: int, step: VoteStep, value: Outcome | _Any | None,
                 ) -> set[int]:
         """The holders whose counted vote at (round, step) is ``value`` (any value when
-        ``value`` is :data:`ANY`). A prevote relying on a polka counts only where that
-        polka is held."""
-        return {v.seat for v in self.state.votes
-                if v.round == round_ and v.step is step
-                and (isinstance(value, _Any) or v.value == value)
-                and self._counted(v)}
+        ``value`` is :data:`ANY`), their standing votes included. A prevote relying on a
+        polka counts only where that polka is held."""
+        seats = {v.seat for v in self.state.votes
+                 if v.round == round_ and v.step is step
+                 and (isinstance(value, _Any) or v.value == value)
+                 and self._counted(v)}
+        if value is not None and self.state.standings:
+            seats.update(s.seat for s in self._standing_voters(round_, step, value))
+        return seats
+
+    def _standing_voters(self, round_: int, step: VoteStep, value: Outcome | _Any,
+                         ) -> list[Standing]:
+        """The leaves whose standing vote at (round, step) counts for ``value``: a prevote
+        where the polka it relies on is held; a precommit for a value where a polka for it
+        in that round is held (an honest holder precommits on nothing less), and for any
+        value regardless (whatever the polka, the leaver would have precommitted, if only
+        nil, which is all a time-out waits for)."""
+        found = []
+        for s in self.state.standings:
+            if s.first_round > round_ or not (isinstance(value, _Any) or s.value == value):
+                continue
+            if step is VoteStep.PREVOTE:
+                counted = s.pol_round < 0 or self._polka(s.pol_round, s.value)
+            else:
+                counted = isinstance(value, _Any) or self._polka(round_, s.value)
+            if counted:
+                found.append(s)
+        return found
 
     def _counted(self, vote: Vote) -> bool:
         if vote.pol_round < 0 or vote.value is None:
             return True
-        votes, held = self._polkas
-        if votes is not self.state.votes:
-            votes, held = self._polkas = (self.state.votes, {})
-        key = (vote.pol_round, vote.value)
+        return self._polka(vote.pol_round, vote.value)
+
+    def _polka(self, round_: int, value: Outcome) -> bool:
+        """Whether a quorum of counted prevotes for ``value`` at ``round_`` is held."""
+        known, held = self._polkas
+        now = (self.state.votes, self.state.standings)
+        if known[0] is not now[0] or known[1] is not now[1]:
+            held = {}
+            self._polkas = (now, held)
+        key = (round_, value)
         if key not in held:
-            held[key] = len(self._voters(vote.pol_round, VoteStep.PREVOTE, vote.value)
-                            ) >= self.quorum()
+            held[key] = len(self._voters(round_, VoteStep.PREVOTE, value)) >= self.quorum()
         return held[key]
 
 
@@ -685,6 +998,37 @@ def _proposal_order(proposal: Proposal) -> tuple[str, int]:
 
 def _vote_order(vote: Vote) -> tuple[str, int]:
     return ("" if vote.value is None else str(vote.value), vote.pol_round)
+
+
+def _vote_order_full(vote: Vote) -> tuple[int, int, str, str, int]:
+    return (vote.seat, vote.round, vote.step.value, *_vote_order(vote))
+
+
+def _certificate_order(vote: Vote) -> tuple[bool, int, int, bool, str, int]:
+    """Precommits first, then prevotes by round; a holder's standing vote after its own."""
+    return (vote.step is VoteStep.PREVOTE, -vote.round, *_vote_order_full(vote)[:1],
+            isinstance(vote, StandingVote), *_vote_order(vote))
+
+
+def _standing_order(standing: Standing) -> tuple[int, str, int]:
+    return (standing.first_round, str(standing.value), standing.pol_round)
+
+
+def _alike(one: Proposal | Vote, other: Proposal | Vote) -> bool:
+    """The same signed statement, whether a message of its own or one round of a leave."""
+    return _content(one) == _content(other)
+
+
+def _content(message: Proposal | Vote) -> tuple[object, ...]:
+    if isinstance(message, Vote):
+        return ("vote", message.seat, message.round, message.step, message.value,
+                message.pol_round)
+    return ("proposal", message.proposer, message.round, message.value, message.valid_round)
+
+
+def _stands_alike(one: Standing, other: Standing) -> bool:
+    """Two leaves of one holder that stand for the same votes (from either first round)."""
+    return (one.seat, one.value, one.pol_round) == (other.seat, other.value, other.pol_round)
 
 
 def _amnesia(precommit: Vote, prevote: Vote) -> bool:

@@ -25,9 +25,15 @@ from p2pkille.runtime.agreement import (
     DoubleVote,
     Endorse,
     Evidence,
+    Leave,
     Outcome,
+    Output,
     Proposal,
     ScheduleTimeout,
+    Stand,
+    Standing,
+    StandingProposal,
+    StandingVote,
     Start,
     Step,
     Timeout,
@@ -252,16 +258,22 @@ def test_a_prevote_relying_on_a_polka_counts_only_with_it() -> None:
     assert (node.state.locked, node.state.locked_round) == (VOID, 1)
 
 
-@given(st.builds(Vote, st.integers(-2, 4), st.integers(-2, 1 << 17),
-                 st.sampled_from(VoteStep), st.sampled_from([COMMIT, VOID, None]),
-                 st.integers(-3, 3))
-       | st.builds(Proposal, st.integers(-2, 1 << 17), st.sampled_from([COMMIT, VOID]),
-                   st.integers(-3, 3), st.integers(-2, 4)))
-def test_peer_input_raises_only_the_remote_error(message: Vote | Proposal) -> None:
+@given(st.lists(
+    st.builds(Vote, st.integers(-2, 4), st.integers(-2, 1 << 17),
+              st.sampled_from(VoteStep), st.sampled_from([COMMIT, VOID, None]),
+              st.integers(-3, 3))
+    | st.builds(Proposal, st.integers(-2, 1 << 17), st.sampled_from([COMMIT, VOID]),
+                st.integers(-3, 3), st.integers(-2, 4))
+    | st.builds(Standing, st.integers(-2, 4), st.sampled_from([COMMIT, VOID]),
+                st.integers(-2, 1 << 17), st.integers(-3, 3)),
+    max_size=4))
+def test_peer_input_raises_only_the_remote_error(
+        messages: list[Vote | Proposal | Standing]) -> None:
     node = _table(3)[1]
     node.receive(Start())
-    with contextlib.suppress(RemoteProtocolError):
-        node.receive(message)
+    for message in messages:
+        with contextlib.suppress(RemoteProtocolError):
+            node.receive(message)
 
 
 def test_owner_mistakes_raise_the_local_error() -> None:
@@ -324,3 +336,275 @@ def test_prevotes_relying_on_older_polkas_are_counted_once_per_polka() -> None:
     node.receive(Timeout(last, Step.PROPOSE))  # and prevotes there: it counts prevotes
     assert (node.state.round, node.state.step) == (last, Step.PRECOMMIT)
     assert node.counts <= 2 * rounds, node.counts
+
+
+# -- a signed leave ------------------------------------------------------------------------
+
+
+class _Net:
+    """Holders that hear each other only when a test delivers: what each sent waits per
+    receiver; time-outs fire only when a test fires them."""
+
+    def __init__(self, n: int, endorse: tuple[Outcome, ...] = ()) -> None:
+        self.nodes = [Agreement(tuple(range(n)), seat) for seat in range(n)]
+        self.waiting: dict[tuple[int, int], list[Proposal | Vote | Standing]] = {}
+        self.timers: list[set[tuple[int, Step]]] = [set() for _ in range(n)]
+        self.decided: dict[int, Decide] = {}
+        self.proofs: list[Evidence] = []
+        self.gone: set[int] = set()
+        for i, node in enumerate(self.nodes):
+            for value in endorse:
+                self.take(i, node.receive(Endorse(value)))
+            self.take(i, node.receive(Start()))
+
+    def take(self, i: int, outs: list[Output] | list[Stand]) -> None:
+        for o in outs:
+            message = o.message if isinstance(o, Broadcast) else (
+                o.standing if isinstance(o, Stand) else None)
+            if message is not None:
+                for j in range(len(self.nodes)):
+                    if j != i and j not in self.gone:
+                        self.waiting.setdefault((i, j), []).append(message)
+            elif isinstance(o, ScheduleTimeout):
+                self.timers[i].add((o.round, o.step))
+            elif isinstance(o, Decide):
+                self.decided[i] = o
+            elif isinstance(o, Evidence):
+                self.proofs.append(o)
+
+    def deliver(self, among: set[int] | None = None,
+                links: set[tuple[int, int]] | None = None) -> None:
+        """Deliver what waits between ``among`` (all) or over ``links`` only, in each
+        sender's order, till quiet."""
+        among = set(range(len(self.nodes))) if among is None else among
+        while pending := [k for k, q in self.waiting.items() if q and (
+                k in links if links is not None else k[0] in among and k[1] in among)]:
+            for src, dst in pending:
+                for message in self.waiting.pop((src, dst)):
+                    self.take(dst, self.nodes[dst].receive(message))
+
+    def leave(self, i: int) -> Standing:
+        outs = self.nodes[i].receive(Leave())
+        self.take(i, outs)
+        assert len(outs) == 1
+        self.gone.add(i)  # it quit: it hears nothing more
+        self.waiting = {k: q for k, q in self.waiting.items() if k[1] != i}
+        return outs[0].standing
+
+    def time_out(self, i: int) -> None:
+        """Fire the node's earliest time-out of its current round."""
+        node = self.nodes[i]
+        due = min(t for t in self.timers[i] if t[0] == node.state.round)
+        self.timers[i].discard(due)
+        self.take(i, node.receive(Timeout(*due)))
+
+
+def test_the_other_of_two_holders_decides_the_leave_at_once_before_any_vote() -> None:
+    # Nobody has a value yet (mid-hand): holder 1 leaves; holder 0 proposes round 0.
+    net = _Net(2)
+    standing = net.leave(1)
+    assert standing == Standing(1, Outcome.void({1}), 0, -1)
+    net.deliver()
+    assert net.decided == {0: Decide(Outcome.void({1}), 0)}
+    assert not net.proofs
+
+
+def test_the_other_of_two_holders_decides_at_once_when_the_proposer_leaves() -> None:
+    net = _Net(2)
+    net.leave(0)  # the proposer of round 0 leaves before it has anything to propose
+    net.deliver()
+    assert net.decided == {1: Decide(Outcome.void({0}), 0)}
+    assert net.nodes[1].state.round == 0
+
+
+def test_the_other_of_two_holders_decides_at_once_after_voting_otherwise() -> None:
+    """Both prevoted in round 0 (holder 0 its checkpoint, holder 1 nil: it lacks a
+    signature); holder 0 leaves. Its leave stands from round 1, holder 1 joins that round
+    on it and, as its proposer, proposes the void; no time-out passes."""
+    net = _Net(2)
+    net.take(0, net.nodes[0].receive(Endorse(COMMIT)))
+    net.deliver()
+    net.take(1, net.nodes[1].receive(Timeout(0, Step.PROPOSE)))  # it cannot prevote it
+    net.deliver()
+    assert [n.state.step for n in net.nodes] == [Step.PREVOTE, Step.PREVOTE]
+    standing = net.leave(0)
+    assert standing == Standing(0, Outcome.void({0}), 1, -1)
+    net.deliver()
+    assert net.decided == {1: Decide(Outcome.void({0}), 1)}
+    assert not net.proofs
+
+
+def test_a_leaver_that_precommitted_a_value_stands_for_it_and_the_others_decide_it() -> None:
+    """Holder 2 locked the checkpoint in round 0; 0 and 1 precommitted nil. Holder 2
+    leaves, and 0 and 1 are cut off from each other: each, with the leave, is a strict
+    majority, and each decides the checkpoint, not the void of the leaver."""
+    net = _Net(3, endorse=(COMMIT,))
+    net.deliver(links={(0, 2)})  # 0 proposes the checkpoint; 0 and 2 prevote it
+    assert net.nodes[2].state.locked == COMMIT
+    assert net.nodes[0].state.locked is None  # 2's prevote has not reached it
+    net.time_out(1)  # 1 heard nothing: prevotes nil
+    net.deliver(among={0, 1})
+    net.time_out(0)
+    net.time_out(1)  # both precommit nil at their prevote time-outs
+    net.deliver(among={0, 1})
+    standing = net.leave(2)
+    assert standing == Standing(2, COMMIT, 1, 0)
+    for i in (0, 1):
+        net.deliver(among={i, 2})
+    assert not net.decided
+    for _ in range(4):
+        for i in (0, 1):
+            if i not in net.decided:
+                net.time_out(i)
+            net.deliver(among={i, 2})
+    assert net.decided == {0: Decide(COMMIT, 2), 1: Decide(COMMIT, 1)}
+    net.deliver()  # healed: nothing changes, nobody is blamed
+    assert not net.proofs
+    # A learner decides on either certificate: the standing precommit comes with the
+    # prevotes of its round's polka, and those of the polka they rely on.
+    for i in (0, 1):
+        cert = net.nodes[i].certificate()
+        assert any(isinstance(v, StandingVote) for v in cert)
+        learner = Agreement((0, 1, 2), None)
+        learner.receive(Start())
+        outs = [o for v in cert for o in learner.receive(
+            v.standing if isinstance(v, StandingVote) else v)]
+        assert [o for o in outs if isinstance(o, Decide)] == [net.decided[i]]
+
+
+def test_three_holders_one_leaves_the_others_cut_off_decide_the_same() -> None:
+    """The leave plus either of the other two is a strict majority; both sides decide, and
+    the same value: any quorum with the leave in it decides what the leave stands for."""
+    net = _Net(3)
+    net.leave(2)
+    for i in (0, 1):
+        net.deliver(among={i, 2})
+    while len(net.decided) < 2:
+        for i in (0, 1):
+            if i not in net.decided:
+                net.time_out(i)
+            net.deliver(among={i, 2})
+    assert {d.value for d in net.decided.values()} == {Outcome.void({2})}
+    net.deliver()
+    assert not net.proofs
+
+
+def test_a_vote_against_a_leave_is_a_double_vote_with_the_leave_whatever_came_first() -> None:
+    standing = Standing(1, Outcome.void({1}), 2, -1)
+    vote = Vote(1, 3, VoteStep.PREVOTE, None)
+    found = []
+    for order in ((standing, vote), (vote, standing)):
+        node = Agreement((0, 1, 2), 0)
+        node.receive(Start())
+        found.append([o for m in order for o in node.receive(m) if isinstance(o, Evidence)])
+    assert found[0] == found[1] == [Evidence(DoubleVote(vote, standing.prevote(3)))]
+    proof = found[0][0].proof
+    assert isinstance(proof, DoubleVote)
+    assert isinstance(proof.second, StandingVote)
+    assert proof.second.standing == standing  # the leave is the signed message
+
+
+def test_a_vote_before_the_leave_stands_or_alike_its_standing_vote_is_no_fault() -> None:
+    standing = Standing(1, VOID, 2, -1)
+    node = Agreement((0, 1, 2), 0)
+    node.receive(Start())
+    for m in (Vote(1, 0, VoteStep.PREVOTE, COMMIT), Vote(1, 1, VoteStep.PRECOMMIT, None),
+              standing, Vote(1, 4, VoteStep.PREVOTE, VOID), Vote(1, 5, VoteStep.PRECOMMIT, VOID)):
+        assert not [o for o in node.receive(m) if isinstance(o, Evidence)]
+
+
+def test_a_leave_that_drops_a_lock_is_amnesia() -> None:
+    precommit = Vote(1, 0, VoteStep.PRECOMMIT, COMMIT)
+    for standing in (Standing(1, Outcome.void({1}), 1, -1), Standing(1, VOID, 3, -1)):
+        node = Agreement((0, 1, 2), 0)
+        node.receive(Start())
+        node.receive(precommit)
+        outs = node.receive(standing)
+        assert outs.count(Evidence(Amnesia(precommit, standing.prevote(standing.first_round)))) == 1
+    # Standing for the precommitted value, or relying on a polka after it, is no fault.
+    for standing in (Standing(1, COMMIT, 1, 0), Standing(1, VOID, 3, 1)):
+        node = Agreement((0, 1, 2), 0)
+        node.receive(Start())
+        node.receive(precommit)
+        assert not [o for o in node.receive(standing) if isinstance(o, Evidence)]
+
+
+def test_two_leaves_of_one_holder_that_differ_are_a_double_vote() -> None:
+    node = Agreement((0, 1, 2), 0)
+    node.receive(Start())
+    one, other = Standing(1, VOID, 2, -1), Standing(1, COMMIT, 4, -1)
+    node.receive(one)
+    assert node.receive(other) == [Evidence(DoubleVote(other.prevote(4), one.prevote(4)))]
+    # The same votes from an earlier round are no fault, and a third leave is not kept.
+    assert node.receive(Standing(1, VOID, 1, -1)) == []
+    node.receive(Standing(1, Outcome.void({1}), 1, -1))
+    assert len([s for s in node.state.standings if s.seat == 1]) == 2
+
+
+def test_a_proposal_in_a_round_the_proposer_stands_in_is_a_double_proposal() -> None:
+    node = Agreement((0, 1, 2), 2)
+    node.receive(Start())
+    standing = Standing(1, VOID, 0, -1)
+    node.receive(standing)
+    proposal = Proposal(1, COMMIT, -1, 1)
+    assert Evidence(DoubleProposal(proposal, standing.proposal(1))) in node.receive(proposal)
+    assert node.receive(Proposal(4, VOID, -1, 1)) == []  # what the leave stands for
+
+
+def test_a_leave_is_counted_in_every_round_without_a_vote_stored_per_round() -> None:
+    node = Agreement((0, 1), 0)
+    node.receive(Endorse(COMMIT))
+    node.receive(Start())
+    node.receive(Standing(1, COMMIT, 5000, -1))
+    # Round 5000 is joined on the leave alone (it is all but this node), and decided.
+    assert node.state.round == 5000
+    assert node.decision == COMMIT
+    assert all(v.seat == 0 for v in node.state.votes)
+
+
+def test_after_its_leave_a_node_signs_nothing() -> None:
+    net = _Net(3, endorse=(COMMIT,))
+    node = net.nodes[1]
+    assert node.waiting_for() == (0,)
+    standing = net.leave(1)
+    assert standing == Standing(1, Outcome.void({1}), 0, -1)
+    assert node.left
+    outs = node.receive(Proposal(0, COMMIT, -1, 0))
+    outs += node.receive(Timeout(0, Step.PROPOSE))
+    outs += node.receive(Vote(2, 3, VoteStep.PREVOTE, None))
+    outs += node.receive(Vote(0, 3, VoteStep.PREVOTE, None))
+    assert not [o for o in outs if isinstance(o, Broadcast | ScheduleTimeout)]
+    assert node.state.round == 0
+    with pytest.raises(LocalProtocolError):
+        node.receive(Leave())
+
+
+def test_leave_mistakes_and_a_leave_in_ones_own_name() -> None:
+    with pytest.raises(LocalProtocolError):
+        Agreement((0, 1, 2), None).receive(Leave())
+    node = _table(3)[0]
+    node.receive(Start())
+    with pytest.raises(RemoteProtocolError):
+        node.receive(Standing(0, VOID, 0, -1))
+    with pytest.raises(LocalProtocolError):
+        node.receive(Standing(1, VOID, 0, -1).prevote(0))
+    with pytest.raises(LocalProtocolError):
+        node.receive(StandingProposal(1, VOID, -1, 1, standing=Standing(1, VOID, 0, -1)))
+    for bad in (Standing(5, VOID, 0, -1), Standing(1, VOID, -1, -1),
+                Standing(1, VOID, 2, 2), Standing(1, VOID, 0, -2)):
+        with pytest.raises(RemoteProtocolError):
+            node.receive(bad)
+    decided = _table(3)
+    _run(decided)
+    assert decided[0].receive(Leave()) == []  # decided: nothing left to stand for
+
+
+def test_a_leave_endorses_the_void_of_the_leaver() -> None:
+    node = Agreement((0, 1, 2), 1)
+    node.receive(Start())
+    node.receive(Standing(2, COMMIT, 0, -1))
+    assert Outcome.void({2}) in node.state.endorsed
+    assert node.state.candidate == Outcome.void({2})  # the commit is not endorsed here
+    node.receive(Endorse(COMMIT))
+    node.receive(Standing(0, COMMIT, 0, -1))
+    assert node.state.candidate == COMMIT  # what the leave stands for, being endorsed
