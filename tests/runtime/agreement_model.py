@@ -9,7 +9,9 @@ chain, docs/protocol.md 10.5, and the links interleave freely; ``network="any"``
 the per-link order), fire a scheduled time-out (at any point), cut the holders in two
 (messages across the cut wait until it heals), heal it, and let the double-voting holder
 sign a second, different vote for a (round, step) it voted in, sent to one holder in
-place of the first (a fork of its chain) or after it. Worlds are deduplicated by value
+place of the first (a fork of its chain) or after it, and let the leaving holder leave
+(once per run, at any point before it decides): its standing votes go to every holder
+after its other messages, and it takes nothing more. Worlds are deduplicated by value
 and searched breadth first, so a counterexample is a shortest trace.
 
 Faults the free order already holds, so the search does not add them (exact for the
@@ -36,7 +38,9 @@ holders that neither crash nor double-vote are a strict majority, the faults sto
 cut heals, the double voter falls silent, at most one holder crashes for good, every
 signed message reaches every live holder as the runtime's sync does) and a fair run
 (deliver everything, then fire each live holder's time-out) decides at every live
-honest holder within ``2n + 2`` more rounds. Every world reaches a leaf by deliveries and
+honest holder within ``2n + 2`` more rounds. A holder that left is not live, but its
+leave counts: with no crash, the live honest holders and the leave making a strict
+majority (two holders, one left) must decide too. Every world reaches a leaf by deliveries and
 time-outs alone, so a decision stays reachable from every world.
 
 Reductions, exact for what is checked: a message to a holder that decided is dropped (its
@@ -66,10 +70,13 @@ from p2pkille.runtime.agreement import (
     Broadcast,
     Endorse,
     Evidence,
+    Leave,
     Outcome,
     Output,
     Proposal,
     ScheduleTimeout,
+    Stand,
+    Standing,
     Start,
     Step,
     Timeout,
@@ -82,7 +89,7 @@ COMMIT = Outcome.commit(bytes(range(32)))
 VOID = Outcome.void({0})
 VALUES = (COMMIT, VOID)
 
-Message: TypeAlias = Proposal | Vote
+Message: TypeAlias = Proposal | Vote | Standing
 Timer: TypeAlias = tuple[int, Step]
 
 
@@ -107,8 +114,23 @@ class SkipLock(Agreement):
         return value in self.state.endorsed
 
 
+class StandLock(Agreement):
+    """A leave stands for its locked value, else the void of its own seat: blind to a
+    polka that formed on its last prevote without it seeing one."""
+
+    __slots__ = ()
+
+    def stand_for(self) -> tuple[Outcome, int]:
+        state = self.state
+        if state.locked is not None:
+            return state.locked, state.locked_round
+        assert self.seat is not None
+        return Outcome.void({self.seat}), -1
+
+
 VARIANTS: dict[str, type[Agreement]] = {
-    "sound": Agreement, "half-quorum": HalfQuorum, "skip-lock": SkipLock}
+    "sound": Agreement, "half-quorum": HalfQuorum, "skip-lock": SkipLock,
+    "stand-lock": StandLock}
 
 
 # -- the scenario and the world ------------------------------------------------------------
@@ -144,6 +166,11 @@ class Scenario:
     most this many times in a run; the interleaving of holders stays free."""
     extra_rounds: int = 0
     """Liveness: how many rounds past the bound the fair run may take (0: 2n + 2)."""
+    leaver: int | None = None
+    """The holder that may leave (once, at any point before it decides)."""
+    apart: frozenset[tuple[int, int]] = frozenset()
+    """Links (author, receiver) that deliver nothing during the search: holders cut off
+    from each other while a third reaches both (liveness heals them)."""
 
     @property
     def seats(self) -> tuple[int, ...]:
@@ -168,6 +195,7 @@ class World:
     forged: frozenset[Vote] = frozenset()
     delays: int | None = None
     """Delays left (None: unbounded, every order)."""
+    left: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +221,8 @@ class Result:
         order = "every order" if s.delays is None else f"{s.delays} delays"
         head = (f"{s.variant}: {s.holders} holders, {s.rounds} rounds, {s.network} network, "
                 f"{order}, "
-                f"crash={s.crash}, cuts={len(s.cuts)}, double voter={s.double_voter}: "
+                f"crash={s.crash}, cuts={len(s.cuts)}, double voter={s.double_voter}, "
+                f"leaver={s.leaver}: "
                 f"{self.states} states, {self.transitions} transitions, {self.leaves} leaves "
                 f"checked live, {self.decided_worlds} with a decision, "
                 f"{self.evidence_worlds} with evidence, {self.seconds:.1f} s")
@@ -213,7 +242,7 @@ class Model:
         self.seats = scenario.seats
         self.n = len(self.seats)
         self.fifo = scenario.network == "fifo"
-        self.memo: dict[tuple[int, AgreementState, Proposal | Vote | Timeout],
+        self.memo: dict[tuple[int, AgreementState, Message | Timeout],
                         tuple[AgreementState, list[Output]]] = {}
 
     def machine(self, seat: int, state: AgreementState) -> Agreement:
@@ -239,13 +268,14 @@ class Model:
         return World(tuple(nodes), tuple(timers), tuple(links), cut=s.start_cut,
                      cuts_left=cuts, delays=s.delays)
 
-    def _send(self, links: list[tuple[Message, ...]], seat: int, outs: list[Output],
-              gone: frozenset[int]) -> None:
+    def _send(self, links: list[tuple[Message, ...]], seat: int,
+              outs: list[Output] | list[Stand], gone: frozenset[int]) -> None:
         for o in outs:
-            if isinstance(o, Broadcast):
+            if isinstance(o, Broadcast | Stand):
+                message = o.message if isinstance(o, Broadcast) else o.standing
                 for to in self.seats:
                     if to != seat and to not in gone:
-                        self._put(links, seat * self.n + to, o.message)
+                        self._put(links, seat * self.n + to, message)
 
     def _put(self, links: list[tuple[Message, ...]], index: int, message: Message) -> None:
         queue = (*links[index], message)
@@ -262,10 +292,10 @@ class Model:
             and (s is Step.PRECOMMIT or s is state.step))
 
     def _gone(self, world: World, nodes: tuple[AgreementState, ...]) -> frozenset[int]:
-        """Holders no message needs to reach: those that decided."""
-        return frozenset(i for i, n in enumerate(nodes) if n.decision is not None)
+        """Holders no message needs to reach: those that decided or left."""
+        return world.left | {i for i, n in enumerate(nodes) if n.decision is not None}
 
-    def step(self, seat: int, state: AgreementState, event: Proposal | Vote | Timeout,
+    def step(self, seat: int, state: AgreementState, event: Message | Timeout,
              ) -> tuple[AgreementState, list[Output]]:
         """One holder takes one event (memoized: the component is deterministic, and one
         holder's state recurs in many worlds)."""
@@ -280,7 +310,7 @@ class Model:
             known = self.memo[key] = (node.state, outs)
         return known
 
-    def _apply(self, world: World, seat: int, event: Proposal | Vote | Timeout) -> World:
+    def _apply(self, world: World, seat: int, event: Message | Timeout) -> World:
         state, outs = self.step(seat, world.nodes[seat], event)
         nodes = (*world.nodes[:seat], state, *world.nodes[seat + 1:])
         timers = list(world.timers)
@@ -318,7 +348,8 @@ class Model:
         for src in self.seats:
             index = src * self.n + to
             queue = world.links[index]
-            if not queue or (world.cut is not None and (src in world.cut) != (to in world.cut)):
+            if not queue or (world.cut is not None and (src in world.cut) != (to in world.cut)
+                             ) or (src, to) in self.scenario.apart:
                 continue
             for at in range(1 if self.fifo else len(queue)):
                 if at and queue[at] == queue[at - 1]:
@@ -342,6 +373,26 @@ class Model:
         if world.cut is not None and s.heal:
             yield "heal", replace(world, cut=None)
         yield from self._forge(world)
+        yield from self._leave(world)
+
+    def _leave(self, world: World) -> Iterator[tuple[str, World]]:
+        """The leaving holder quits: its standing votes go out after its other messages,
+        and it takes nothing more (its links in and time-outs are gone)."""
+        b = self.scenario.leaver
+        if b is None or world.left or world.nodes[b].decision is not None:
+            return
+        node = self.machine(b, world.nodes[b])
+        outs = node.receive(Leave())
+        nodes = (*world.nodes[:b], node.state, *world.nodes[b + 1:])
+        links = list(world.links)
+        for src in self.seats:
+            links[src * self.n + b] = ()
+        left = world.left | {b}
+        self._send(links, b, outs, self._gone(replace(world, left=left), nodes))
+        timers = (*world.timers[:b], frozenset(), *world.timers[b + 1:])
+        standing = outs[0].standing
+        yield (f"{b} leaves: {_show(standing)}",
+               replace(world, nodes=nodes, links=tuple(links), timers=timers, left=left))
 
     def _forge(self, world: World) -> Iterator[tuple[str, World]]:
         """The double voter signs another vote for a (round, step) it voted in, and sends
@@ -394,8 +445,9 @@ class Model:
         if b is None:
             return False
         judge = Agreement(self.seats, None)
-        signed = {v for n in world.nodes for v in n.votes} | world.forged
-        for vote in sorted(signed, key=_vote_key):
+        signed: set[Vote | Standing] = {v for n in world.nodes for v in n.votes}
+        signed |= world.forged | {s for n in world.nodes for s in n.standings}
+        for vote in sorted(signed, key=_message_key):
             for out in judge.receive(vote):
                 if isinstance(out, Evidence) and out.proof.seat == b:
                     return True
@@ -409,8 +461,9 @@ class Model:
         if self.scenario.crash:
             crashes += list(self.honest())
         for crashed in crashes:
-            alive = [i for i in self.honest() if i != crashed]
-            if len(alive) >= quorum_size(self.n):
+            alive = [i for i in self.honest() if i != crashed and i not in world.left]
+            standing = len(world.left) if crashed is None else 0
+            if len(alive) + standing >= quorum_size(self.n) and alive:
                 stuck = self._fair_run(world, alive)
                 if stuck is not None:
                     return f"{stuck} (crashed: {crashed})"
@@ -420,7 +473,7 @@ class Model:
         machines = {i: self.machine(i, world.nodes[i]) for i in alive}
         signed: set[Message] = {m for q in world.links for m in q} | set(world.forged)
         for n in world.nodes:
-            signed |= set(n.votes) | set(n.proposals)
+            signed |= set(n.votes) | set(n.proposals) | set(n.standings)
         timers = {i: set(world.timers[i]) for i in alive}
         inbox: dict[int, list[Message]] = {
             i: sorted(signed, key=_message_key) for i in alive}
@@ -472,10 +525,15 @@ def _vote_key(v: Vote) -> tuple[int, int, str, str, int]:
 def _message_key(m: Message) -> tuple[int, int, str, str, int]:
     if isinstance(m, Vote):
         return _vote_key(m)
+    if isinstance(m, Standing):
+        return (m.first_round, m.seat, "standing", str(m.value), m.pol_round)
     return (m.round, m.proposer, "proposal", str(m.value), m.valid_round)
 
 
 def _show(m: Message) -> str:
+    if isinstance(m, Standing):
+        pol = f" pol={m.pol_round}" if m.pol_round >= 0 else ""
+        return f"stands for {str(m.value)[:12]}{pol} from r{m.first_round}"
     if isinstance(m, Proposal):
         return f"proposal r{m.round} {str(m.value)[:12]} vr={m.valid_round} by {m.proposer}"
     value = "nil" if m.value is None else str(m.value)[:12]
@@ -564,6 +622,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cuts", choices=("none", "halves", "all"), default="all")
     parser.add_argument("--double-voter", type=int, default=None)
     parser.add_argument("--double-votes", type=int, default=1)
+    parser.add_argument("--leaver", type=int, default=None)
     parser.add_argument("--network", choices=("fifo", "any"), default="fifo")
     parser.add_argument("--delays", type=int, default=None)
     parser.add_argument("--max-states", type=int, default=5_000_000)
@@ -573,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
         holders=args.holders, rounds=args.rounds, variant=args.variant,
         crash=not args.no_crash, cuts=_cuts(args.holders, args.cuts),
         double_voter=args.double_voter, double_votes=args.double_votes,
-        network=args.network, delays=args.delays, liveness=not args.no_liveness)
+        network=args.network, delays=args.delays, liveness=not args.no_liveness,
+        leaver=args.leaver)
     result = explore(scenario, max_states=args.max_states)
     print(result.summary())
     return 0 if result.violation is None else 1

@@ -2,7 +2,7 @@
 reachable world of bounded scenarios (tests/runtime/agreement_model.py), and its API.
 
 Each check prints its state count (``pytest -s`` shows them; docs/agreement.md quotes
-them). The three deepest runs (each 60,000 to 140,000 states) are in the thorough tier
+them). The deepest runs (each 14,000 to 140,000 states) are in the thorough tier
 (``THOROUGH=1 pytest``).
 ``AGREEMENT_MAX_STATES`` raises their cap.
 """
@@ -85,6 +85,61 @@ def test_three_holders_two_rounds_and_a_cut() -> None:
 @pytest.mark.thorough
 def test_three_holders_every_order_with_a_double_voter() -> None:
     _checked(Scenario(holders=3, rounds=1, double_voter=2), at_least=100_000)
+
+
+# -- one holder leaves, at any point ---------------------------------------------------
+
+
+@pytest.mark.parametrize("leaver", [0, 1])
+def test_two_holders_one_leaves_at_any_point_and_the_other_decides(leaver: int) -> None:
+    """Every order, three rounds: the leave plus the holder that stays are both holders,
+    and the fair run after every leaf must decide at the one that stays."""
+    _checked(Scenario(holders=2, rounds=3, leaver=leaver), at_least=150)
+
+
+@pytest.mark.thorough
+def test_three_holders_one_leaves_at_any_point_every_order_of_one_round() -> None:
+    _checked(Scenario(holders=3, rounds=1, leaver=2), at_least=15_000)
+
+
+def test_three_holders_one_leaves_at_any_point_two_rounds() -> None:
+    _checked(Scenario(holders=3, rounds=2, delays=0, leaver=2), at_least=300)
+
+
+def test_three_holders_one_leaves_while_the_others_are_cut_off() -> None:
+    """Holders 0 and 1 never hear each other; the leaver reaches both. Each side with the
+    leave is a strict majority: both may decide, and only the same value."""
+    _checked(Scenario(holders=3, rounds=2, delays=1, leaver=2,
+                      apart=frozenset({(0, 1), (1, 0)})), at_least=3_000)
+
+
+@pytest.mark.thorough
+def test_three_holders_one_leaves_while_the_others_are_cut_off_every_order() -> None:
+    _checked(Scenario(holders=3, rounds=2, leaver=2, apart=frozenset({(0, 1), (1, 0)})),
+             at_least=10_000)
+
+
+@pytest.mark.thorough
+def test_three_holders_one_leaves_at_any_point_two_rounds_one_delay() -> None:
+    _checked(Scenario(holders=3, rounds=2, delays=1, leaver=2), at_least=50_000)
+
+
+@pytest.mark.thorough
+def test_four_holders_one_leaves_at_any_point() -> None:
+    _checked(Scenario(holders=4, rounds=2, delays=0, leaver=3), at_least=100_000)
+
+
+@pytest.mark.parametrize("leaver", [0, 1])
+def test_a_leave_that_stands_only_for_its_lock_stalls_two_holders(leaver: int) -> None:
+    """The leaver prevoted the checkpoint and left before it saw the other's prevote: the
+    other locked the checkpoint on that polka. A leave for the void of its seat (it holds
+    no lock) leaves the other unable to decide; the sound leave stands for its prevote."""
+    result = explore(Scenario(holders=2, rounds=2, leaver=leaver, variant="stand-lock"),
+                     max_states=MAX_STATES)
+    print(result.summary())
+    assert result.violation is not None
+    assert result.violation.kind == "liveness"
+    assert len(result.violation.trace) <= 6
 
 
 # -- broken variants: the checker must find a split -------------------------------------
