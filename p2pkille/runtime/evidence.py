@@ -22,6 +22,7 @@ from protocol.deck import Ciphertext
 from protocol.envelope import Envelope, decode
 from protocol.errors import RemoteProtocolError
 from protocol.group import Point
+from protocol.identity import PublicKey
 from protocol.keys import JointKey, PublicKeyShare
 from protocol.pet import PetClaim, PetShare, pet_matches
 from protocol.reveal import DecryptionShare, RevealContext
@@ -66,6 +67,10 @@ class Evidence:
         # The envelope each accusation cites, decoded once (None: it does not decode):
         # decoding checks a signature, and the same accusation is judged many times.
         self._cited: dict[bytes, Envelope | None] = {}
+        # Equivocation evidence -> (its author, the slot's seq), or None if it proves no
+        # fork: a pure function of the bytes and the table, asked again for every
+        # accusation that cites it each time the void round is weighed.
+        self._forks: dict[bytes, tuple[PublicKey, int] | None] = {}
 
     # One return per finding an accusation comes to.
     def check(self, accuser: int, acc: msg.Accusation, timed_out: set[int]) -> Finding:  # noqa: PLR0911
@@ -127,20 +132,30 @@ class Evidence:
     def _equivocation(self, hand: Hand, acc: msg.Accusation, buyer: bool) -> Finding:
         table = self.table
         accused = table.members[table.member_of[acc.accused]]
-        try:
-            eq = Equivocation.from_bytes(acc.evidence)
-            author = eq.verify(table=table.config.table_id, members=table.members)
-            seq = decode(eq.first, table=table.config.table_id, members=table.members,
-                         kinds=None).seq
-        except RemoteProtocolError:
+        fork = self._fork(acc.evidence)
+        if fork is None or fork[0] != accused:
             return Finding.FALSE
-        if author != accused:
-            return Finding.FALSE
+        seq = fork[1]
         if buyer:
             if len(table.transcript.chain(accused)) < seq - 1:
                 return Finding.PENDING
             return Finding.of(self.bought(hand, acc.accused, seq))
         return Finding.PROVEN
+
+    def _fork(self, evidence: bytes) -> tuple[PublicKey, int] | None:
+        """The author of the fork ``evidence`` proves and the slot's seq; None if none."""
+        if evidence not in self._forks:
+            table = self.table
+            found: tuple[PublicKey, int] | None
+            try:
+                eq = Equivocation.from_bytes(evidence)
+                author = eq.verify(table=table.config.table_id, members=table.members)
+                found = (author, decode(eq.first, table=table.config.table_id,
+                                        members=table.members, kinds=None).seq)
+            except RemoteProtocolError:
+                found = None
+            self._forks[evidence] = found
+        return self._forks[evidence]
 
     def _false_fact(self, hand: Hand, accuser: int, env: Envelope, member: int) -> Finding:
         """Self-contained: the evidence is the claim, and the accuser's accuse opens the

@@ -5,6 +5,9 @@ winner. ``replay`` and ``garbage`` need no accusation and change nothing."""
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 import pytest
 
 from p2pkille.runtime.faults import FaultKind
@@ -13,6 +16,7 @@ from p2pkille.sim.byzantine import BEHAVIOURS
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.table import TableRun, build_table
 from protocol.envelope import decode
+from protocol.identity import PublicKey
 from protocol.transcript import Equivocation
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import node_results
@@ -165,3 +169,23 @@ def test_the_verdict_lists_the_same_accusations_at_every_node() -> None:
     voided = [o for o in run.honest[0].outcomes if o.voided]
     assert [o.eliminated for o in voided] == [["P3"]]
     assert {a["by"] for a in voided[0].accusations} == {"P1", "P2", "P3", "P4"}
+
+
+def test_a_fork_cited_as_evidence_is_verified_once_per_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The void round is weighed after every envelope until it decides, and each weighing
+    # judges every accusation again: a fork's signatures were checked anew each time
+    # (about 250 times per node here, and most of a large table's CPU in its void round).
+    checked: Counter[bytes] = Counter()
+    verify = Equivocation.verify
+
+    def counting(self: Equivocation, **kwargs: Any) -> PublicKey:
+        checked[self.first + self.second] += 1
+        return verify(self, **kwargs)
+
+    monkeypatch.setattr(Equivocation, "verify", counting)
+    run = _play("equivocate")
+    _check_blamed(run, FaultKind.EQUIVOCATION)
+    assert checked
+    # Once per node's machine (a node rebuilt on a rewind starts a fresh one).
+    assert max(checked.values()) <= 2 * len(run.nodes), checked
