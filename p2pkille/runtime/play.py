@@ -153,6 +153,11 @@ class Play:
         for played, m, seq in hand.play.acted:
             if played == at and m != self.table.me:
                 back[m] = min(seq, back.get(m, seq))
+            elif played > at and m == self.table.me:
+                # My own decision past the step, made on the late branch: it is in my
+                # chain, so it is taken again on the table's branch, as the others take
+                # it, and never made a second time.
+                back[m] = min(seq, back.get(m, seq))
         hand.play.consumed = [c for c in hand.play.consumed
                               if c[2] < back.get(c[1], c[2] + 1)]
         hand.play.acted = [a for a in hand.play.acted if a[0] < at]

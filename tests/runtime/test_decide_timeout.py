@@ -16,6 +16,7 @@ from p2pkille.engine.machine import Phase
 from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.sim.chaos import RunClass, run_seed
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
 from p2pkille.sim.table import SimTable, build_table
@@ -345,3 +346,15 @@ def test_a_late_decider_and_a_crashed_holder_do_not_stall_three_holders(seed: in
     assert [(a["accused"], a["kind"]) for a in first.accusations] == [
         (victim.names[victim.my_seat or 0], "timeout")]
     assert all(n.faults == [] for n in live)
+
+
+def test_a_seat_that_decided_on_a_late_branch_takes_its_own_act_again_after_the_default(
+        ) -> None:
+    """``p2pkille chaos --seed 327 --runs 1``: partitions keep one seat's buy-in from
+    some holders, which vote it out; a member without a key takes the late buy-in, then
+    makes its own decision on it. When the votes reach it, it rewinds to the default. Its
+    own decision is in its chain and the holders took it: it takes it again on the
+    table's branch, and signs no second decision for that step (one would be an
+    illegal act of an honest seat, and its checkpoint would differ from the holders')."""
+    result = run_seed(327)
+    assert result.cls is RunClass.OK, result.detail
