@@ -764,7 +764,8 @@ class Agreement:
         if timeout.round < state.round or state.decision is not None or self.left:
             return
         if timeout.step is Step.PRECOMMIT:
-            self._start_round(state.round + 1, out)
+            if state.round < MAX_ROUND:  # no round a peer would refuse as out of range
+                self._start_round(state.round + 1, out)
         elif timeout.step is state.step is Step.PROPOSE:
             self._vote(VoteStep.PREVOTE, None, -1, out)
             self._set(step=Step.PREVOTE)

@@ -39,8 +39,13 @@ __all__ = [
 ]
 
 ROUND_STEP: Final = 0.5
-"""Seconds each later round adds to its time-outs (a fraction of a LAN's sync interval
-would do; what matters is that the time-outs grow without bound)."""
+"""Seconds each later round adds to its time-outs: they grow until they exceed the
+network's delay, which the component's liveness needs."""
+
+GROWTH_ROUNDS: Final = 120
+"""Rounds after which the time-outs stop growing (``limit`` + 60 s, far above a LAN's
+delays): a round number comes from peers (one vote of a later round can move a node
+there), so it must not make a time-out as long as a peer likes."""
 
 
 def proposers(holders: Sequence[int], hand: int) -> tuple[int, ...]:
@@ -169,13 +174,29 @@ class HandDecision:
             key = (seat, vote.round, vote.step.value)
         else:
             raise LocalProtocolError(f"not an agreement envelope: {env.kind}")
-        held = self.signed.setdefault(key, [])
-        if all(e.wire != env.wire for e in held):
-            held.append(env)
         if seat == self.seat:
+            self._keep(key, env)
             return []  # my own, signed from a Sign: the component holds it already
         out = self._begin(now)
-        return out + self._feed(event, now)
+        kept = self._keep(key, env)  # before the component, whose proof may cite it
+        try:
+            return out + self._feed(event, now)
+        except RemoteProtocolError:
+            if kept:  # the component refused it: nothing of it is kept
+                self.signed[key].remove(env)
+                if not self.signed[key]:
+                    del self.signed[key]
+            raise
+
+    def _keep(self, key: tuple[int, int, str], env: Envelope) -> bool:
+        """Keep ``env`` for certificates and proofs (True if kept now): at most as many
+        different bodies per (seat, round, step) as the component counts, so a lying
+        holder's flood of votes for one slot costs nothing here."""
+        held = self.signed.setdefault(key, [])
+        if len(held) < ag.MAX_VOTES_PER_SLOT and all(e.body != env.body for e in held):
+            held.append(env)  # one envelope per body: the component counts votes, not copies
+            return True
+        return False
 
     def wake(self, now: float) -> list[Action]:
         """Pass every scheduled time-out whose time has come, earliest first."""
@@ -211,7 +232,7 @@ class HandDecision:
                 out.append(Sign(body))
             elif isinstance(output, ag.ScheduleTimeout):
                 self.deadlines[(output.round, output.step)] = (
-                    now + self.timing.limit + output.round * ROUND_STEP)
+                    now + self.timing.limit + min(output.round, GROWTH_ROUNDS) * ROUND_STEP)
             elif isinstance(output, ag.Decide):
                 self.deadlines.clear()
                 out.append(Decided(output.value))

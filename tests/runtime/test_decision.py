@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.agreement import Outcome, VoteStep, quorum_size
+from p2pkille.runtime.agreement import MAX_ROUND, Outcome, VoteStep, quorum_size
 from p2pkille.runtime.bodies import ProposeBody, VoteBody
 from p2pkille.runtime.decision import (
+    GROWTH_ROUNDS,
     ROUND_STEP,
     Contradiction,
     Decided,
@@ -252,3 +253,37 @@ def test_an_outcome_has_one_text_only() -> None:
         env = member.seal(msg.VOTE, {"hand": 1, "round": 0, "step": "prevote", "value": text})
         with pytest.raises(InvalidEncoding):
             VoteBody.parse(env)
+
+
+def test_a_holders_flood_for_one_slot_and_a_non_holders_votes_cost_nothing() -> None:
+    table = Table(4, (0, 1, 2))
+    node = table.members[0].decision
+    liar, stranger = table.members[1], table.members[3]
+    for k in range(50):
+        value = Outcome.void({k % 3, 3})
+        env = liar.seal(msg.VOTE, VoteBody(1, 0, VoteStep.PREVOTE, value).to_json())
+        node.take(1, env, 0.0)
+        env = stranger.seal(msg.VOTE, VoteBody(1, 0, VoteStep.PREVOTE, value).to_json())
+        with pytest.raises(RemoteProtocolError):
+            node.take(3, env, 0.0)
+    assert sum(len(held) for held in node.signed.values()) == 2  # the first and its proof
+
+
+def test_a_lying_holder_cannot_lengthen_the_time_outs_or_push_a_node_past_the_last_round(
+        ) -> None:
+    table = Table(2, (0, 1), hand=0)
+    honest, liar = table.members[0], table.members[1]
+    table.endorse(0, Outcome.void({1}))
+    # One vote of the other holder in the last round moves this node there (2 holders).
+    env = liar.seal(msg.VOTE, VoteBody(0, MAX_ROUND, VoteStep.PREVOTE, None).to_json())
+    table.act(honest, list(honest.decision.take(1, env, 0.0)))
+    deadline = honest.decision.next_deadline()
+    assert deadline is not None
+    assert deadline <= TIMING.limit + GROWTH_ROUNDS * ROUND_STEP
+    now = 0.0
+    for _ in range(6):
+        now += 2 * (TIMING.limit + GROWTH_ROUNDS * ROUND_STEP)
+        table.wake({0}, now)
+    rounds = {VoteBody.parse(env).round for env in honest.outbox if env.kind == msg.VOTE}
+    assert rounds
+    assert max(rounds) == MAX_ROUND
