@@ -7,8 +7,9 @@ so the first proposer changes from hand to hand), turns ``propose`` and ``vote``
 into the component's events and its broadcasts into bodies to sign, keeps every signed
 envelope it took so that a contradiction is reported with both signed messages and a
 decision with its certificate, and runs the component's time-outs on the caller's clock.
-Its time-outs grow with the round (``limit + round * ROUND_STEP``), which the component's
-liveness argument needs: after the network settles, some round lasts long enough.
+Its time-outs grow with the round (``limit + min(round, GROWTH_ROUNDS) * ROUND_STEP``),
+which the component's liveness argument needs: after the network settles, some round
+lasts long enough; the cap keeps a round number a peer chose from making them longer.
 
 Sans-I/O: :meth:`HandDecision.endorse`, :meth:`~HandDecision.take` and
 :meth:`~HandDecision.wake` return what to do, as typed values; nothing here signs, sends
