@@ -16,6 +16,8 @@ from p2pkille.engine.machine import Phase
 from p2pkille.engine.view import DecisionPending, SeatView
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.node import Stage, TableNode, Timing
+from p2pkille.runtime.play import Play
+from p2pkille.runtime.records import Hand
 from p2pkille.sim.chaos import RunClass, run_seed
 from p2pkille.sim.faults import Faults
 from p2pkille.sim.network import SimNetwork
@@ -349,12 +351,24 @@ def test_a_late_decider_and_a_crashed_holder_do_not_stall_three_holders(seed: in
 
 
 def test_a_seat_that_decided_on_a_late_branch_takes_its_own_act_again_after_the_default(
-        ) -> None:
-    """``p2pkille chaos --seed 327 --runs 1``: partitions keep one seat's buy-in from
-    some holders, which vote it out; a member without a key takes the late buy-in, then
-    makes its own decision on it. When the votes reach it, it rewinds to the default. Its
-    own decision is in its chain and the holders took it: it takes it again on the
-    table's branch, and signs no second decision for that step (one would be an
-    illegal act of an honest seat, and its checkpoint would differ from the holders')."""
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member without a key takes another seat's late buy-in and makes its own decision
+    on it; when the holders' votes give that seat the default, it rewinds. Its own
+    decision is in its chain and the holders took it: it takes it again on the table's
+    branch and signs no second decision for that step (one would be an illegal act of an
+    honest seat, and its checkpoint would differ from the holders'). The table is the
+    run of ``p2pkille chaos --seed 327 --runs 1``; the test checks that such a rewind
+    happens in it, so a change that reroutes the run fails here instead of passing idly."""
+    given_back: list[tuple[int, int]] = []
+    give_back = Play.give_back
+
+    def watching(self: Play, hand: Hand, at: int) -> dict[int, int]:
+        me = self.table.me
+        given_back.extend((at, played) for played, m, _ in hand.play.acted
+                          if m == me and played > at)
+        return give_back(self, hand, at)
+
+    monkeypatch.setattr(Play, "give_back", watching)
     result = run_seed(327)
+    assert given_back, "no node rewound past its own decision: the run no longer tests this"
     assert result.cls is RunClass.OK, result.detail
