@@ -705,8 +705,12 @@ class Agreement:
             # A leaver proposes nothing in the rounds it stands in: its own proposal there
             # contradicts its leave, and is kept, as a forked proposal is, in its place.
             self._set(proposals=self.state.proposals | {proposal})
-        if first is not None:
-            # In a fixed order, so every node holds the same proof whatever came first.
+        if first is not None and not any(
+                isinstance(p, DoubleProposal) and p.first.round == proposal.round
+                for p in self.state.proofs):
+            # In a fixed order, so every node holds the same proof whatever came first;
+            # one per round: a third proposal proves nothing new, and a lying proposer's
+            # flood must cost nothing.
             self._report(DoubleProposal(*sorted((first, proposal), key=_proposal_order)), out)
 
     def _take_vote(self, vote: Vote, out: list[Output]) -> None:

@@ -287,3 +287,15 @@ def test_a_lying_holder_cannot_lengthen_the_time_outs_or_push_a_node_past_the_la
     rounds = {VoteBody.parse(env).round for env in honest.outbox if env.kind == msg.VOTE}
     assert rounds
     assert max(rounds) == MAX_ROUND
+
+
+def test_a_proposers_flood_of_proposals_for_one_round_is_one_fault_and_no_crash() -> None:
+    table = Table(3, (0, 1, 2), hand=0)  # holder 0 proposes round 0
+    node, liar = table.members[1], table.members[0]
+    for k in range(5):
+        body = ProposeBody(0, 0, Outcome.void({2} if k % 2 else {k}))
+        env = liar.seal(msg.PROPOSE, body.to_json())
+        table.act(node, list(node.decision.take(0, env, 0.0)))
+    assert [(c.seat, c.reason) for c in node.contradictions] == [
+        (0, "two proposals for one round")]
+    assert len(node.decision.signed[(0, 0, "propose")]) == 2  # the first and its proof
