@@ -573,6 +573,70 @@ class Agreement:
         self._settle(out)
         return out
 
+    def restore(self, message: Proposal | Vote | Standing) -> None:
+        """One of this node's own messages read back (from its log after a restart): taken
+        as cast, and the round, step and lock moved to where casting it left them, so that
+        nothing the node signs after contradicts it; a value it proposed or voted for is
+        endorsed (it was, to be signed). A holder's past matters to the safety argument
+        only through what it signed and the locks that follow from it; with those back it
+        goes on as if it had never stopped. Restore all of them, then :meth:`resume`:
+        no rule runs in between, so none signs what a message still to restore says."""
+        if self.seat is None:
+            raise LocalProtocolError(f"a learner signs nothing to restore: {message!r}")
+        state = self.state
+        if isinstance(message, Standing):
+            if message.seat != self.seat:
+                raise LocalProtocolError(f"not this node's leave: {message!r}")
+            self._check_standing(message)
+            self._set(standings=state.standings | {message})
+            return
+        if isinstance(message, Proposal):
+            if message.proposer != self.seat or self.proposer(message.round) != self.seat:
+                raise LocalProtocolError(f"not this node's proposal: {message!r}")
+            self._set(proposals=state.proposals | {message},
+                      endorsed=state.endorsed | {message.value})
+            self._enter(message.round, Step.PROPOSE)
+            return
+        if message.seat != self.seat:
+            raise LocalProtocolError(f"not this node's vote: {message!r}")
+        self._check_vote(message)
+        self._set(votes=state.votes | {message})
+        if message.value is not None:
+            self._set(endorsed=self.state.endorsed | {message.value})
+        prevote = message.step is VoteStep.PREVOTE
+        self._enter(message.round, Step.PREVOTE if prevote else Step.PRECOMMIT)
+        if (not prevote and message.value is not None
+                and message.round >= self.state.locked_round):
+            self._set(locked=message.value, locked_round=message.round,
+                      done=self.state.done | {("lock", message.round)})
+            if message.round >= self.state.valid_round:
+                self._set(valid=message.value, valid_round=message.round)
+
+    def resume(self) -> list[Output]:
+        """Go on after :meth:`restore`: the current step's time-out is scheduled again (the
+        one pending at the crash is lost; a nil vote or a later round is safe at any time),
+        and the rules run on what is held. A holder that left only learns from here."""
+        out: list[Output] = []
+        if self.state.round < 0:
+            if not self.left:
+                self._start(out)
+                self._settle(out)
+                return out
+            self._set(round=0)
+        elif self.state.decision is None and not self.left:
+            out.append(ScheduleTimeout(self.state.round, self.state.step))
+        self._settle(out)
+        return out
+
+    def _enter(self, round_: int, step: Step) -> None:
+        """Be at least at ``step`` of ``round_`` (a restored message was cast there)."""
+        state = self.state
+        order = (Step.PROPOSE, Step.PREVOTE, Step.PRECOMMIT)
+        if round_ > state.round:
+            self._set(round=round_, step=step)
+        elif round_ == state.round and order.index(step) > order.index(state.step):
+            self._set(step=step)
+
     def _set(self, **changes: object) -> None:
         self.state = replace(self.state, **changes)  # type: ignore[arg-type]
 
@@ -685,7 +749,12 @@ class Agreement:
             prevote = standing.prevote(max(standing.first_round, vote.round + 1))
             self._report(Amnesia(vote, prevote), out)
 
-    def _take_proposal(self, proposal: Proposal, out: list[Output]) -> None:
+    def check_proposal(self, proposal: Proposal) -> None:
+        """Raise RemoteProtocolError if :meth:`receive` would refuse ``proposal`` (a
+        caller that holds a proposal back checks it first)."""
+        self._check_proposal(proposal)
+
+    def _check_proposal(self, proposal: Proposal) -> None:
         if not 0 <= proposal.round <= MAX_ROUND:
             raise RemoteProtocolError(f"proposal of round {proposal.round} is out of range")
         if proposal.proposer != self.proposer(proposal.round):
@@ -698,6 +767,9 @@ class Agreement:
         if proposal.proposer == self.seat and proposal not in self.state.proposals:
             raise RemoteProtocolError(f"a proposal in this node's name it did not make: "
                                       f"{proposal!r}")
+
+    def _take_proposal(self, proposal: Proposal, out: list[Output]) -> None:
+        self._check_proposal(proposal)
         first = self._proposal(proposal.round)
         if first is not None and _alike(first, proposal):
             return

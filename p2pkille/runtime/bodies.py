@@ -19,7 +19,7 @@ from typing import ClassVar, Final, Self
 from p2pkille.engine.cards import Rank
 from p2pkille.engine.facts import Fact, fact_from_dict, fact_to_dict
 from p2pkille.runtime import messages as msg
-from p2pkille.runtime.agreement import MAX_ROUND, Outcome, Proposal, Vote, VoteStep
+from p2pkille.runtime.agreement import MAX_ROUND, Outcome, Proposal, Standing, Vote, VoteStep
 from p2pkille.runtime.faults import AUTHOR, Blame, FaultKind
 from p2pkille.runtime.messages import Accusation, BoxEntry, ShareEntry
 from p2pkille.runtime.steps import Step
@@ -543,10 +543,45 @@ class OverBody(_HandOnly):
 
 
 @dataclass(frozen=True, slots=True)
-class LeaveBody(_HandOnly):
-    """Its author quits the table, in hand ``hand`` (0 before the first deal)."""
+class LeaveBody:
+    """Its author quits the table, in hand ``hand`` (0 before the first deal). A key holder
+    of an undecided hand names the votes it stands by in that hand's agreement
+    (:class:`~p2pkille.runtime.agreement.Standing`): ``stand``, from round ``first_round``
+    on, relying on the polka of ``pol_round``."""
 
     KIND: ClassVar[str] = msg.LEAVE
+    hand: int
+    stand: Outcome | None = None
+    first_round: int = 0
+    pol_round: int = -1
+
+    @classmethod
+    def parse(cls, env: Envelope) -> LeaveBody:
+        msg.check_body(msg.LEAVE, env.body, env.wire)
+        hand = msg.get_hand(env.body, env.wire)
+        if "stand" not in env.body:
+            if "from" in env.body or "pol" in env.body:
+                raise InvalidEncoding("leave: a round without the outcome it stands by",
+                                      evidence=env.wire)
+            return cls(hand)
+        stand = _outcome_field(env, "stand", "leave")
+        return cls(hand, stand, _int(env, "from", "leave", hi=MAX_ROUND),
+                   _round_or_none(env, "pol", "leave"))
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"hand": self.hand}
+        if self.stand is not None:
+            out["stand"] = str(self.stand)
+            out["from"] = self.first_round
+            if self.pol_round >= 0:
+                out["pol"] = self.pol_round
+        return out
+
+    def standing(self, seat: int) -> Standing | None:
+        """The agreement's input, ``seat`` being the author's table seat."""
+        if self.stand is None:
+            return None
+        return Standing(seat, self.stand, self.first_round, self.pol_round)
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,12 +616,15 @@ def _outcome(env: Envelope, what: str) -> Outcome | None:
         raise InvalidEncoding(f"{what}.value: missing", evidence=env.wire)
     if env.body["value"] is None:
         return None
-    text = canonical.get_str(env.body, "value", what=what, pattern=_OUTCOME,
-                             evidence=env.wire)
+    return _outcome_field(env, "value", what)
+
+
+def _outcome_field(env: Envelope, key: str, what: str) -> Outcome:
+    text = canonical.get_str(env.body, key, what=what, pattern=_OUTCOME, evidence=env.wire)
     try:
         return Outcome.from_text(text)
     except InvalidEncoding as exc:
-        raise InvalidEncoding(f"{what}.value: {exc}", evidence=env.wire) from None
+        raise InvalidEncoding(f"{what}.{key}: {exc}", evidence=env.wire) from None
 
 
 def _round_or_none(env: Envelope, key: str, what: str) -> int:

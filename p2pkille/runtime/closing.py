@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from p2pkille.engine.cards import RANKS
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.agreement import Outcome
 from p2pkille.runtime.bodies import CheckpointBody, OverBody, RevealBody
 from p2pkille.runtime.config import card_deck
 from p2pkille.runtime.digest import state_digest
@@ -23,7 +24,6 @@ from p2pkille.runtime.io import Output
 from p2pkille.runtime.outcome import HandOutcome
 from p2pkille.runtime.records import Hand
 from p2pkille.runtime.steps import Stage
-from p2pkille.runtime.timeouts import set_bound
 from protocol.audit import HandRecord, audit_hand
 from protocol.checkpoint import Checkpoint
 from protocol.envelope import ZERO_HASH, Envelope, decode
@@ -84,6 +84,7 @@ class Closing:
         close.checkpoint = None
         close.signed.clear()
         close.agreed.clear()
+        close.endorsed = None
         close.audited = False
 
     # -- the others' closes and signatures ------------------------------------------------
@@ -177,11 +178,10 @@ class Closing:
         hand.close.signed.add(index)
         hand.close.agreed.append(self.table.seat_of[m])
         hand.close.cert.append(env.wire)
-        if len(hand.close.agreed) == len(hand.holders) and self.may_commit(hand):
+        if len(hand.close.agreed) == len(hand.holders):
             # Even in a void round: a holder's accuse after its signature counts only
             # against a checkpoint signature, and a good one of every holder is known.
-            # Not once a holder's time-out is agreed: its late signature comes too late.
-            self.commit()
+            self.endorse(hand)
 
     def take_forked(self, hand: Hand) -> None:
         """Forks held before this stage (or replayed from the log): a branch may be a good
@@ -246,32 +246,15 @@ class Closing:
 
     # -- counting the hand ----------------------------------------------------------------
 
-    def may_commit(self, hand: Hand) -> bool:
-        """With a good signature of every holder: may the hand count now (II.7)?
-
-        Not while a vote on a checkpoint signature is open or agreed. A member without a
-        key casts no vote, and a late signature may reach it before any holder's vote
-        does: it waits until, for every holder, another holder's chain holds an envelope
-        of a later hand, and until those holders are more than a silent set can hold.
-        Their votes of this hand are then in (read ahead by the scan): either one is open
-        or agreed, or they did not vote that seat out, and an agreed time-out needs the
-        votes of every holder outside a silent set. After the game's last hand the
-        holders send ``over`` instead."""
-        if hand.me is None:
-            self.core.timeouts.scan(hand)
-            close = hand.close
-            if close.moved_version != self.table.version:
-                close.moved_version = self.table.version
-                close.moved = {k for k, seat in enumerate(hand.holders)
-                               if self.table.moved_on(seat, hand.number)}
-            if not all(close.moved - {k} for k in range(len(hand.holders))):
-                return False
-            if len(close.moved) <= set_bound(len(hand.holders)):
-                # More moved on than any silent set holds: one of them is outside it and
-                # voted its members out first. Two colluders vouching for each other are
-                # not enough from five holders on (below, two can never be agreed).
-                return False
-        return not self.core.timeouts.votes_open(hand)
+    def endorse(self, hand: Hand) -> None:
+        """With a good signature of every holder on my checkpoint: the hand may count. It
+        counts once the table decides so (agreeing.py): a late signature, or one that
+        reached some nodes only, counts nothing the holders voided."""
+        assert hand.close.checkpoint is not None
+        if hand.close.endorsed is None:
+            hand.close.endorsed = hand.close.checkpoint.id
+            self.core.agreeing.endorse(hand, Outcome.commit(hand.close.endorsed))
+        self.core.agreeing.carry_out(hand)
 
     def commit(self) -> None:
         """Count the hand: record its outcome, keep its signatures, deal the next."""
@@ -315,7 +298,7 @@ class Closing:
         if hand.me is not None and (self.table.stage == Stage.DONE or self.table.hand is None
                                     or self.table.hand.me is None):
             # No envelope of mine in the next hand would show the members without a key
-            # that I moved on (may_commit): say so.
+            # that I moved on: say so.
             self.over_due.append(hand.number)
 
     # -- my own close ---------------------------------------------------------------------

@@ -27,7 +27,7 @@ __all__ = ["Consumer"]
 
 Handler = Callable[[int, Envelope], None]
 _GENESIS = (msg.COMMIT, msg.NONCE, msg.ACCEPT, msg.OVER, msg.LEAVE)  # no hand's stage
-_ROUND = (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY)
+_ROUND = (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY, msg.PROPOSE, msg.VOTE)
 
 
 class Consumer:
@@ -50,6 +50,7 @@ class Consumer:
             msg.ACCUSE: core.accusations.on_accuse, msg.TALLY: core.verdict.on_tally,
             msg.TIMEOUT: core.timeouts.on_timeout, msg.SEEN: core.timeouts.on_seen,
             msg.LEAVE: core.timeouts.on_leave,
+            msg.PROPOSE: core.agreeing.on_agreement, msg.VOTE: core.agreeing.on_agreement,
         }
         assert set(self.handlers) == msg.KINDS, "a handler per kind"
 
@@ -62,7 +63,8 @@ class Consumer:
         hand = self.table.hand
         if (hand is not None and seat in hand.play.skipping
                 and msg.hand_of(env) == hand.number
-                and env.kind not in (msg.REWOUND, msg.ACCUSE, msg.TIMEOUT, msg.SEEN)):
+                and env.kind not in (msg.REWOUND, msg.ACCUSE, msg.TIMEOUT, msg.SEEN,
+                                     msg.PROPOSE, msg.VOTE)):
             return  # built on its late decision (play.py)
         accusations = self.core.accusations
         try:
@@ -94,6 +96,9 @@ class Consumer:
         self.core.late.on_envelope(number, seat, env)
         if number in self.core.verdict.voided or (env.kind in _ROUND and number < hand.number):
             return False  # the rest of a voided hand, or a vote decided already
+        if env.kind in msg.AGREEMENT_KINDS and (
+                number in self.core.agreeing.decided or self.table.stage == Stage.DONE):
+            return False  # a late vote of a decided hand: the others decide on a certificate
         if number < hand.number and self.table.stage != Stage.DONE:
             # After its author's checkpoint of a counted hand: that hand's fault, which
             # must not stop the current one (where a node that consumed it before

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.accusations import Accusations
+from p2pkille.runtime.agreeing import Agreeing
 from p2pkille.runtime.behaviour import HONEST, Behaviour, Probe
 from p2pkille.runtime.claims import Claims
 from p2pkille.runtime.closing import Closing
@@ -96,6 +97,7 @@ class Core:
         self.accusations = Accusations(self)
         self.evidence = Evidence(self)
         self.verdict = Verdict(self)
+        self.agreeing = Agreeing(self)
         self.rewinder = Rewinder(self)
         self.readiness = Readiness(self)
         self.consumer = Consumer(self)
@@ -153,7 +155,7 @@ class Core:
         """Make my next move, if I have one; False if none."""
         if self._behaviour_moves(out):
             return True
-        if self.late.act(out):
+        if self.late.act(out) or self.agreeing.act(out):
             return True
         stage = self.table.stage
         if stage < Stage.KEYS:

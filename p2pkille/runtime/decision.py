@@ -50,7 +50,7 @@ there), so it must not make a time-out as long as a peer likes."""
 
 
 def proposers(holders: Sequence[int], hand: int) -> tuple[int, ...]:
-    """The hand's key holders (table seats, in member order) rotated left by ``hand``:
+    """The hand's key holders (table seats, in their key order) rotated left by ``hand``:
     round ``r`` is proposed by the ``r``-th of them, modulo their number."""
     if not holders:
         raise LocalProtocolError(f"hand {hand} has no key holder to propose")
@@ -101,7 +101,7 @@ class Certified:
 class HandDecision:
     """The agreement of hand ``hand`` as seen by the member at table seat ``seat``.
 
-    ``holders`` are the hand's key holders (table seats, member order); a member that is
+    ``holders`` are the hand's key holders (table seats, in key order); a member that is
     not one of them (``seat`` None or not a holder) is a learner: it decides on a
     certificate and never votes. Start it with :meth:`endorse` (the first value this node
     finds valid) or on the first agreement envelope it takes: a hand that runs its course
@@ -177,17 +177,66 @@ class HandDecision:
             raise LocalProtocolError(f"not an agreement envelope: {env.kind}")
         if seat == self.seat:
             self._keep(key, env)
-            return []  # my own, signed from a Sign: the component holds it already
+            held = (self.component.state.proposals if isinstance(event, ag.Proposal)
+                    else self.component.state.votes)
+            if event not in held:  # my own, read back from my log (then :meth:`resume`)
+                self.started = True
+                self.component.restore(event)
+            return []  # else signed from a Sign: the component holds it already
         out = self._begin(now)
         kept = self._keep(key, env)  # before the component, whose proof may cite it
         try:
-            return out + self._feed(event, now)
+            out += self._feed(event, now)
         except RemoteProtocolError:
             if kept:  # the component refused it: nothing of it is kept
-                self.signed[key].remove(env)
-                if not self.signed[key]:
-                    del self.signed[key]
+                self._drop(key, env)
             raise
+        if kept and isinstance(event, ag.Vote) and event not in self.component.state.votes:
+            # Not counted (a leave stands for it, or its slot is full): nothing cites it.
+            # (A second proposal for a round is not stored either, but its proof cites it.)
+            self._drop(key, env)
+        return out
+
+    def _drop(self, key: tuple[int, int, str], env: Envelope) -> None:
+        self.signed[key].remove(env)
+        if not self.signed[key]:
+            del self.signed[key]
+
+    def leave(self, now: float) -> ag.Standing | None:
+        """My leave: the votes I stand by, to sign into the ``leave`` envelope (None for a
+        learner, or once decided). I sign nothing in this agreement after it."""
+        if self.seat not in self.holders or self.component.left:
+            return None
+        stands = self.component.receive(ag.Leave())
+        self.deadlines.clear()
+        return stands[0].standing if stands else None
+
+    def take_leave(self, seat: int, env: Envelope, standing: ag.Standing,
+                   now: float) -> list[Action]:
+        """The ``leave`` envelope ``env`` of the holder at ``seat``, standing by
+        ``standing`` (parsed from it by the caller). Mine is restored (read back from my
+        log)."""
+        key = (seat, -1, "leave")
+        if seat == self.seat:  # mine, read back from my log (then :meth:`resume`)
+            self.signed[key] = [env]
+            if not self.component.left:
+                self.started = True
+                self.component.restore(standing)
+            return []
+        if self.signed.get(key):
+            return []  # a leave is its author's last envelope: there is one
+        out = self._begin(now)
+        self.signed[key] = [env]
+        try:
+            return out + self._feed(standing, now)
+        except RemoteProtocolError:
+            del self.signed[key]
+            raise
+
+    def resume(self, now: float) -> list[Action]:
+        """Go on from my own messages read back by :meth:`take` and :meth:`take_leave`
+        (all of them first): time-outs run from ``now``."""
+        return self._outputs(self.component.resume(), now)
 
     def _keep(self, key: tuple[int, int, str], env: Envelope) -> bool:
         """Keep ``env`` for certificates and proofs (True if kept now): at most as many
@@ -216,6 +265,10 @@ class HandDecision:
             raise RemoteProtocolError(f"an agreement envelope of hand {number} taken in "
                                       f"hand {self.hand}")
 
+    def begin(self, now: float) -> list[Action]:
+        """Start the instance (its first round's time-out runs from ``now``)."""
+        return self._begin(now)
+
     def _begin(self, now: float) -> list[Action]:
         if self.started:
             return []
@@ -223,8 +276,11 @@ class HandDecision:
         return self._feed(ag.Start(), now)
 
     def _feed(self, event: ag.Event, now: float) -> list[Action]:
+        return self._outputs(self.component.receive(event), now)
+
+    def _outputs(self, outputs: list[ag.Output], now: float) -> list[Action]:
         out: list[Action] = []
-        for output in self.component.receive(event):
+        for output in outputs:
             if isinstance(output, ag.Broadcast):
                 message = output.message
                 body: ProposeBody | VoteBody = (
@@ -239,7 +295,10 @@ class HandDecision:
                 out.append(Decided(output.value))
             elif output.proof not in self.reported:
                 self.reported.add(output.proof)
-                out.append(self._contradiction(output.proof))
+                try:
+                    out.append(self._contradiction(output.proof))
+                except LocalProtocolError:
+                    continue  # a message of it not kept here: no evidence to show
         return out
 
     def _contradiction(self, proof: ag.Proof) -> Contradiction:
@@ -253,7 +312,14 @@ class HandDecision:
                              self._wire(proof.precommit), self._wire(proof.prevote))
 
     def _wire(self, message: ag.Proposal | ag.Vote) -> bytes:
-        """The signed envelope this node took for ``message``."""
+        """The signed envelope this node took for ``message``: a standing vote or
+        proposal is signed as its leave."""
+        if isinstance(message, ag.StandingVote | ag.StandingProposal):
+            seat = (message.seat if isinstance(message, ag.StandingVote)
+                    else message.proposer)
+            for env in self.signed.get((seat, -1, "leave"), ()):
+                return env.wire
+            raise LocalProtocolError(f"no leave taken for {message!r}")
         if isinstance(message, ag.Proposal):
             key = (message.proposer, message.round, "propose")
             body: ProposeBody | VoteBody = ProposeBody.of(self.hand, message)

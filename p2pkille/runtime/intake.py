@@ -102,6 +102,7 @@ class Intake:
                     # Read on arrival, not in chain order: nothing of its author comes
                     # after it, so what the table waits for from it is due now.
                     self.table.left.add(m)
+                    self.core.agreeing.on_leave(m, env)
                     self.table.tell("left")
             elif isinstance(event, Equivocated):
                 self._fork(event)

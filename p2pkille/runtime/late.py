@@ -3,7 +3,7 @@
 A holder still in a hand may vote on it after this node moved on: a vote on a checkpoint
 signature of a hand I counted, a vote at the tally step of a hand I voided, a vote on a
 holder's respond step. Where I hold what the voter waits for, I say ``seen`` (and send it
-again). Votes taken after I counted a hand may also show it voided (timeouts.py).
+again). A hand counted is final: it was decided (agreeing.py).
 """
 
 from __future__ import annotations
@@ -46,16 +46,12 @@ class LateAnswers:
         """decided hand -> respond seens sent."""
         self.resent: set[tuple[int, int]] = set()
         """(hand, seat) whose answers I sent again."""
-        self.committed: dict[int, Hand] = {}
-        """hand I held a key in and counted -> its state, for the votes that come after."""
 
     def on_envelope(self, number: int, seat: int | None, env: Envelope) -> None:
         """A vote or seen of hand ``number``, taken whatever hand this node is in: it may
         be a late vote on a hand I decided, which I answer."""
         if env.kind == msg.TIMEOUT and number in self.core.closing.certs:
             self.on_vote(number, TimeoutBody.parse(env).step)
-        if env.kind == msg.TIMEOUT and number in self.committed and seat is not None:
-            self.core.timeouts.vote_after_commit(self.committed[number], seat, env)
         if env.kind == msg.TIMEOUT and number in self.void_tallies:
             self.on_tally_vote(number, TimeoutBody.parse(env).step)
         if (env.kind in (msg.TIMEOUT, msg.SEEN) and number in self.past_answers
@@ -64,11 +60,7 @@ class LateAnswers:
 
     def counted(self, hand: Hand) -> None:
         """The hand counted: keep what answers late votes on it."""
-        if hand.me is not None:
-            self.committed[hand.number] = hand
         self.keep_answers(hand)
-        for old in [k for k in self.committed if k <= hand.number - CERTS_KEPT]:
-            del self.committed[old]
 
     def voided(self, hand: Hand) -> None:
         """The hand is voided: keep what answers late votes on it, and answer the votes

@@ -102,6 +102,9 @@ class LoadedLog:
     """Record types after the header, in file order (for reporting record numbers)."""
 
 
+_CHOSEN = frozenset({msg.ACT, msg.TIMEOUT, *msg.AGREEMENT_KINDS})
+
+
 def _frame(payload: bytes) -> bytes:
     n = len(payload)
     return (_FRAME.pack(n, zlib.crc32(_CRC.pack(n))) + payload
@@ -317,7 +320,10 @@ class LoggedNode:
         self._written += len(fresh)
         self._evidence += len(proofs)
         self.records += len(chunks)
-        decided = any(env.author == me and env.kind == msg.ACT for env in fresh)
+        # On disk before it is sent: what the node's clock or person chose (a decision, a
+        # vote), which a restart could not make again, so it must never sign another
+        # envelope at that slot.
+        decided = any(env.author == me and env.kind in _CHOSEN for env in fresh)
         if decided or len(self.node.outcomes) > self._outcomes:
             self._outcomes = len(self.node.outcomes)
             self._sync()
@@ -510,6 +516,9 @@ def verify_log(loaded: LoadedLog, decider: Decider) -> Verdict:
                      Timing())
     # An accuse says what its author had taken when it wrote it, which after a restart
     # the one-by-one replay does not reproduce: the logged one stands (as a timeout vote).
+    # Its own agreement votes likewise were its clock's call: they stand as logged, and
+    # the replay decides on the certificates the log holds.
+    node.agreement_learner = True
     node.logged_accuses = {number for env in decoded
                            if env.author == loaded.identity.public and env.kind == msg.ACCUSE
                            and (number := msg.hand_of(env)) is not None}

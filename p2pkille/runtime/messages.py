@@ -60,7 +60,7 @@ PROPOSE: Final = "propose"
 VOTE: Final = "vote"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
-                          REWOUND, OVER, TALLY, LEAVE})
+                          REWOUND, OVER, TALLY, LEAVE, PROPOSE, VOTE})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -97,21 +97,21 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # (its id, or null), before any node decides (docs/protocol.md II.11.1)
         (TALLY, ("ids",), ("buyers",)),
         # a member quits the table: its last envelope; ``hand`` is the hand it was in
-        # (0 before the first deal). Its steps after it are due at once (II.11.4)
-        (LEAVE, (), ()),
+        # (0 before the first deal). Its steps after it are due at once (II.11.4). A key
+        # holder of that hand names the votes it stands by in the hand's agreement: the
+        # outcome, the first round it signed nothing in, and the round of the polka the
+        # standing prevote relies on (II.11.5)
+        (LEAVE, (), ("stand", "from", "pol")),
+        # the hand's agreement (II.11.5): a round's proposal of an outcome
+        # ("commit:<hex>" or "void:<seats>") with the round of the polka it relies on
+        (PROPOSE, ("round", "value"), ("valid",)),
+        # a holder's prevote or precommit: an outcome, or null for nil; a prevote for an
+        # outcome names the round of the polka it relies on
+        (VOTE, ("round", "step", "value"), ("pol",)),
     )
 }
-#: The hand agreement's kinds and fields (docs/agreement.md; p2pkille/runtime/decision.py):
-#: a round's proposal of an outcome ("commit:<hex>" or "void:<seats>") with the round of
-#: the polka it relies on, and a holder's prevote or precommit (an outcome, or null for
-#: nil; a prevote for an outcome names the round of the polka it relies on). Not in
-#: :data:`KINDS` while the node decides a hand by the time-out votes of II.11.3: a table
-#: refuses them until the agreement replaces those.
+#: The hand agreement's kinds (docs/agreement.md; p2pkille/runtime/decision.py).
 AGREEMENT_KINDS: Final = frozenset({PROPOSE, VOTE})
-AGREEMENT_FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
-    PROPOSE: (frozenset({"hand", "round", "value"}), frozenset({"valid"})),
-    VOTE: (frozenset({"hand", "round", "step", "value"}), frozenset({"pol"})),
-}
 MAX_SEATS: Final = 64
 MAX_ENTRIES: Final = 64
 # An accuse discloses its author's deal boxes and the forwards it sealed (a box per share
@@ -171,7 +171,7 @@ class BoxEntry:
 
 def check_body(kind: str, body: Mapping[str, object], evidence: bytes) -> None:
     """The body has every field its kind needs and nothing else (InvalidEncoding)."""
-    need, may = FIELDS[kind] if kind in FIELDS else AGREEMENT_FIELDS[kind]
+    need, may = FIELDS[kind]
     have = set(body)
     if not need <= have or not have <= need | may:
         raise InvalidEncoding(

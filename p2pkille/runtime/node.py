@@ -18,7 +18,7 @@ from p2pkille.engine.peer import PeerView
 from p2pkille.engine.view import Decider
 from p2pkille.runtime import gapfill
 from p2pkille.runtime.behaviour import Behaviour, Probe
-from p2pkille.runtime.bodies import LeaveBody, disclosed_json
+from p2pkille.runtime.bodies import disclosed_json
 from p2pkille.runtime.config import TableConfig
 from p2pkille.runtime.core import Core
 from p2pkille.runtime.faults import Fault
@@ -102,6 +102,7 @@ class TableNode:
         out: list[Output] = [Send(self.sync_message()),
                              WakeAt(now + self.timing.sync_interval)]
         core.timeouts.vote(out, now)
+        core.agreeing.wake()
         # Also for seats that hold no key (a buyer, a seat that may buy in): a decision
         # its person could not make before may be ready now.
         self._settle(out)
@@ -155,8 +156,7 @@ class TableNode:
         if self._quit:
             return []
         out: list[Output] = []
-        hand = core.table.hand
-        core.outbox.emit(out, LeaveBody(hand.number if hand is not None else 0))
+        core.outbox.emit(out, core.agreeing.leave())
         self._quit = True
         return self._core.behaviour.sending(self, True, out)
 
@@ -193,8 +193,9 @@ class TableNode:
 
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
-        now: what a time limit runs against. Empty when done."""
-        return self._core.timeouts.waiting_for()
+        now: what a time limit runs against, else the holders whose message the hand's
+        agreement waits for. Empty when done."""
+        return self._core.timeouts.waiting_for() or self._core.agreeing.waiting_for()
 
     def silent_without_majority(self) -> tuple[int, ...]:
         """The holders I wait on in vain when they are two or more and the other holders
@@ -379,6 +380,17 @@ class TableNode:
     @record_events.setter
     def record_events(self, value: bool) -> None:
         self._core.table.record_events = value
+
+    @property
+    def agreement_learner(self) -> bool:
+        """Whether this node takes its own ``propose`` and ``vote`` envelopes as a peer's
+        and signs none (``verify``: a log replay feeds the logged ones, made no other
+        way)."""
+        return self._core.agreeing.learner
+
+    @agreement_learner.setter
+    def agreement_learner(self, value: bool) -> None:
+        self._core.agreeing.learner = value
 
     @property
     def logged_accuses(self) -> set[int]:

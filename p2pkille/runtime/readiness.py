@@ -30,7 +30,8 @@ _GENESIS: Final = {msg.COMMIT: Stage.COMMIT, msg.NONCE: Stage.NONCE,
                    msg.ACCEPT: Stage.ACCEPT}
 #: Kinds read ahead of the hand's flow (the void round's, votes, a rewound): ready as soon
 #: as they are of the current hand, unless a vote is held back (timeouts.py).
-_AHEAD: Final = frozenset({msg.TALLY, msg.TIMEOUT, msg.SEEN, msg.ACCUSE, msg.REWOUND})
+_AHEAD: Final = frozenset({msg.TALLY, msg.TIMEOUT, msg.SEEN, msg.ACCUSE, msg.REWOUND,
+                           msg.PROPOSE, msg.VOTE})
 #: The stages a hand's flow envelope is consumed in.
 STAGES: Final[dict[str, tuple[Stage, ...]]] = {
     msg.KEY: (Stage.KEYS,), msg.SHUFFLE: (Stage.SHUFFLE,), msg.DEAL: (Stage.DEAL,),

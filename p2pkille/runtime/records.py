@@ -200,10 +200,8 @@ class CloseRecord:
     """Holders whose good signature came with a fork."""
     forks_seen: int = 0
     """transcript.equivocations looked at for a good signature."""
-    moved: set[int] = field(default_factory=set)
-    """Holders whose chain holds a later hand's envelope (read by members without a key
-    before they count the hand)."""
-    moved_version: int = -1
+    endorsed: bytes | None = None
+    """The checkpoint id I endorsed the commit of (its id is a hash: made once)."""
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.agreement import Outcome
 from p2pkille.runtime.bodies import LeaveBody, SeenBody, TimeoutBody
 from p2pkille.runtime.io import Output, Send
 from p2pkille.runtime.play import DECIDING, default_fact
@@ -51,6 +52,12 @@ def silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
                 return found
         return None
     return grow(frozenset({seat}), (seat,))
+
+
+def _void_round(step: Step) -> bool:
+    """Is ``step`` one of the void round's (an accuse, a tally, or an answer about one)?"""
+    about = step.about if step.stage == Stage.RESPOND else step
+    return about is not None and about.stage in (Stage.VOID, Stage.TALLY)
 
 
 def _taken(hand: Hand, env: Envelope) -> set[bytes]:
@@ -147,6 +154,13 @@ class Timeouts:
     def forget_silent(self, hand: Hand) -> None:
         """The silent sets are found again (a rewind changed the steps they count)."""
         hand.timeouts.silent_key = None
+
+    def void_decided(self, hand: Hand, timed_out: frozenset[int]) -> None:
+        """The hand's agreement decided its void with ``timed_out``: they are timed out,
+        and the hand stops for its void round."""
+        if not hand.void.voiding or not timed_out <= hand.timeouts.timed_out:
+            hand.timeouts.timed_out |= timed_out
+            self.core.accusations.stop(hand)
 
     def adopt(self, hand: Hand, timed_out: set[int]) -> None:
         """The void round decided with the deciders' time-outs (verdict.py): they stand."""
@@ -299,6 +313,12 @@ class Timeouts:
                     seq += 1
                     continue
                 seq += 1
+                if env.kind in msg.AGREEMENT_KINDS:
+                    if msg.hand_of(env) == hand.number:
+                        with contextlib.suppress(ProtocolError):
+                            msg.check_body(env.kind, env.body, env.wire)
+                            self.core.agreeing.on_agreement(m, env)
+                    continue
                 if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY) or (
                         msg.hand_of(env) != hand.number or env.id in _taken(hand, env)):
                     continue
@@ -356,14 +376,6 @@ class Timeouts:
         hand.timeouts.movers = movers
         return movers
 
-    def votes_open(self, hand: Hand) -> bool:
-        """A holder's time-out is agreed, or a vote on a checkpoint signature has no seen
-        yet: a late signature must not commit the hand while the holders may still agree
-        that it came too late (a member without a key casts no vote, II.11.3)."""
-        return bool(hand.timeouts.timed_out) or any(
-            step.stage == Stage.CHECKPOINT and step not in hand.timeouts.seens
-            and not self.dead(hand, step) for step in hand.timeouts.votes)
-
     def on_leave(self, m: int, env: Envelope) -> None:
         """A member's ``leave``, in its chain's order: taken on arrival already (intake.py);
         a malformed one is its author's fault."""
@@ -375,23 +387,6 @@ class Timeouts:
 
     def on_seen(self, m: int, env: Envelope) -> None:
         self.take(m, env)
-
-    def vote_after_commit(self, hand: Hand, seat: int, env: Envelope) -> None:
-        """A vote of a hand I counted, taken after I counted it. If the votes now agree a
-        silent set, the holders outside it (a strict majority) void the hand: I counted it
-        too early (cut off as the signatures went out, or on another holder's seen while
-        that set formed). Then I start over from my transcript (rewind.py), which holds
-        those votes, and follow the table. Once per hand: a second start would decide
-        the same way."""
-        if env.id in hand.timeouts.taken or seat not in hand.holders:
-            return
-        hand.timeouts.taken.add(env.id)
-        step = TimeoutBody.parse(env).step
-        voter = hand.holders.index(seat)
-        hand.timeouts.responded.setdefault(step, set()).add(voter)
-        hand.timeouts.votes.setdefault(step, set()).add(voter)
-        if self.silent(hand):
-            self.core.rewinder.start_over(hand.number)
 
     def take(self, m: int, env: Envelope) -> None:
         """A holder votes that a seat's time ran out at a step, or says it has seen
@@ -427,9 +422,15 @@ class Timeouts:
                     and (not hand.void.voiding or self.table.reached(at)) and voters >= {
                         k for k, s in enumerate(hand.holders) if s != seat}):
                 self.give_default(hand, step, where[0])
-        if silent - hand.timeouts.timed_out:
+        if not silent - hand.timeouts.timed_out:
+            return
+        if hand.void.voiding:
+            # A step of the void round: its time-outs stand as the votes agree them.
             hand.timeouts.timed_out |= silent
             self.core.accusations.stop(hand)
+        else:
+            # A step of the hand: its void is decided with its outcome (agreeing.py).
+            self.core.agreeing.endorse(hand, Outcome.void(silent))
 
     def counts(self, hand: Hand, step: Step) -> bool:
         """Can an agreed time-out of ``step`` time its seat out? Not a decision (it gets
@@ -461,7 +462,8 @@ class Timeouts:
         (II.11.3). Monotone in the votes, so nodes that learn them in any order agree."""
         key = (sum(len(v) for v in hand.timeouts.votes.values()), len(hand.timeouts.votes),
                len(hand.timeouts.defaulted), len(hand.play.phase_at), len(hand.timeouts.timed_out),
-               int(self.table.stage))  # a buyer's step counts only while it sits in the hand
+               int(self.table.stage),  # a buyer's step counts only while it sits in the hand
+               int(self.core.agreeing.decided_void(hand)))
         if hand.timeouts.silent_key == key:
             return hand.timeouts.silent
         index = {seat: k for k, seat in enumerate(hand.holders)}
@@ -471,9 +473,16 @@ class Timeouts:
         bound = set_bound(len(hand.holders))
         silent = set(hand.timeouts.timed_out)
         outs: dict[int, set[frozenset[int]]] = {}
-        for step, voters in hand.timeouts.votes.items():
-            if not self.counts(hand, step):
+        # Once the hand's void is decided, its own steps time out the decided seats only
+        # (S is decided), and the void round's time-outs take no vote of those seats: a
+        # holder the table timed out must not time out the holders that outvoted it.
+        decided = self.core.agreeing.decided_void(hand)
+        gone = ({index[s] for s in hand.timeouts.timed_out if s in index} if decided
+                else set())
+        for step, counted in hand.timeouts.votes.items():
+            if not self.counts(hand, step) or (decided and not _void_round(step)):
                 continue
+            voters = counted - gone
             seat = step.seat
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
             if out == {seat}:

@@ -114,23 +114,18 @@ class Verdict:
         hand = self.table.hand
         if hand is None or hand.number in self.voided:
             return
-        closing, stage = self.core.closing, self.table.stage
+        stage = self.table.stage
         if (not hand.void.voiding and not hand.timeouts.votes
                 and hand.timeouts.scan_version == self.table.version
                 and stage != Stage.CHECKPOINT):
             return  # nothing new to scan and nothing to decide: most calls, at every step
-        if stage == Stage.CHECKPOINT and len(hand.close.agreed) < len(hand.holders):
-            closing.take_forked(hand)
-        if (stage == Stage.CHECKPOINT and len(hand.close.agreed) == len(hand.holders)
-                and adopting is None and closing.may_commit(hand)):
-            # The last good signature came with a fork (closing.py), or a member without
-            # a key saw the holders move on.
-            closing.commit()
+        if stage == Stage.CHECKPOINT and self._signed(hand, adopting):
             return
         self.core.timeouts.scan(hand)
         if adopting is None:
             # While adopting, the deciders' time-outs stand: later votes change nothing.
             self.core.timeouts.settle(hand)
+            self.core.agreeing.refresh(hand)
         if not hand.void.voiding:
             return
         timed_out = hand.timeouts.timed_out if adopting is None else adopting.timed_out
@@ -148,6 +143,20 @@ class Verdict:
             self.core.timeouts.adopt(hand, timed_out)
             self._keep(hand, found)
         self._void(hand, found)
+
+    def _signed(self, hand: Hand, adopting: Adoption | None) -> bool:
+        """At the checkpoint: endorse the commit once every holder's good signature is
+        in (the last may come with a fork, closing.py), and count the hand if it is
+        decided. True if nothing more is to do now: counted, or no vote to scan (the
+        agreement's envelopes are ready in chain order at this stage)."""
+        closing = self.core.closing
+        if len(hand.close.agreed) < len(hand.holders):
+            closing.take_forked(hand)
+        if len(hand.close.agreed) < len(hand.holders) or adopting is not None:
+            return False
+        closing.endorse(hand)
+        return self.table.hand is not hand or (not hand.void.voiding
+                                               and not hand.timeouts.votes)
 
     def _round(self, hand: Hand, timed_out: set[int]) -> Round | None:
         """The round as this node counts it, once every holder's accuse is in (or it is

@@ -16,6 +16,7 @@ from p2pkille.sim.network import StopReason
 from p2pkille.sim.table import build_table
 from protocol import canonical
 from protocol.envelope import Envelope
+from protocol.identity import PublicKey
 from tests.runtime.bots import Restless
 from tests.runtime.helpers import misbehave
 
@@ -133,10 +134,14 @@ def test_an_answer_after_a_claim_under_test_waits_for_the_test() -> None:
                         deciders=lambda _i: Restless())
     table.run(max_hands=2)
     probe = table.nodes[0]
-    target = next(m for m in probe.members if [
-        e.seq for e in probe.transcript.chain(m)
-        if e.kind == msg.ANSWER and e.body.get("hand") == 2][:2] == [22, 24])
-    assert [e.kind for e in probe.transcript.chain(target)[21:24]] == [
+    def first_answers(m: PublicKey) -> list[int]:
+        return [e.seq for e in probe.transcript.chain(m)
+                if e.kind == msg.ANSWER and e.body.get("hand") == 2][:2]
+
+    target = next(m for m in probe.members
+                  if len(seqs := first_answers(m)) == 2 and seqs[1] == seqs[0] + 2)
+    first = first_answers(target)[0]
+    assert [e.kind for e in probe.transcript.chain(target)[first - 1:first + 2]] == [
         msg.ANSWER, msg.FORWARD, msg.ANSWER]
     for old in table.nodes:
         def late(env: Envelope, old: TableNode = old) -> bool:

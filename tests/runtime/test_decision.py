@@ -14,7 +14,7 @@ import pytest
 
 from p2pkille.runtime import messages as msg
 from p2pkille.runtime.agreement import MAX_ROUND, Outcome, VoteStep, quorum_size
-from p2pkille.runtime.bodies import ProposeBody, VoteBody
+from p2pkille.runtime.bodies import LeaveBody, ProposeBody, VoteBody
 from p2pkille.runtime.decision import (
     GROWTH_ROUNDS,
     ROUND_STEP,
@@ -299,3 +299,77 @@ def test_a_proposers_flood_of_proposals_for_one_round_is_one_fault_and_no_crash(
     assert [(c.seat, c.reason) for c in node.contradictions] == [
         (0, "two proposals for one round")]
     assert len(node.decision.signed[(0, 0, "propose")]) == 2  # the first and its proof
+
+
+def test_a_holder_restarted_from_its_log_signs_nothing_against_what_it_signed() -> None:
+    # Holder 0 prevoted and precommitted the checkpoint, then crashed. Rebuilt, it takes
+    # its own logged envelopes back first (agreeing.py does so before any other's): it is
+    # where casting them left it, locked on the checkpoint, and what it signs after (a
+    # later round's votes, on its clock) never contradicts them.
+    table = Table(3, (0, 1, 2))
+    for seat in (0, 1, 2):
+        table.endorse(seat, CHECKPOINT)
+    table.deliver(among={0, 1})  # seat 2 hears nothing: no quorum of precommits yet
+    me = table.members[0]
+    logged = list(me.outbox)
+    assert [VoteBody.parse(e).step for e in logged if e.kind == msg.VOTE] == [
+        VoteStep.PREVOTE, VoteStep.PRECOMMIT]
+    fresh = HandDecision(1, (0, 1, 2), 0, TIMING)
+    signed: list[Sign] = []
+    for env in logged:
+        signed += [a for a in fresh.take(0, env, 100.0) if isinstance(a, Sign)]
+    signed += [a for a in fresh.resume(100.0) if isinstance(a, Sign)]
+    assert signed == []
+    state = fresh.component.state
+    assert (state.locked, state.locked_round, state.round) == (CHECKPOINT, 0, 0)
+    assert fresh.next_deadline() is not None  # the step's time-out runs again
+    later = [a for now in (1e6, 2e6) for a in fresh.wake(now) if isinstance(a, Sign)]
+    assert later
+    assert all(a.body.round > 0 for a in later)
+    assert all(not isinstance(a.body, VoteBody) or a.body.value in (None, CHECKPOINT)
+               for a in later)
+
+
+def test_a_holder_that_leaves_stands_by_its_votes_and_two_holders_decide_without_it() -> None:
+    # At two holders a quorum is both: holder 1 quits before any vote, its leave stands
+    # for the void of its own seat, and holder 0 decides that void with it, as does a
+    # learner that takes the leave and holder 0's precommit.
+    table = Table(3, (0, 1))
+    leaver = table.members[1]
+    standing = leaver.decision.leave(0.0)
+    assert standing is not None
+    assert (standing.value, standing.first_round) == (Outcome.void({1}), 0)
+
+    body = LeaveBody(1, standing.value, standing.first_round, standing.pol_round)
+    env = leaver.seal(msg.LEAVE, body.to_json())
+    parsed = LeaveBody.parse(decode(env.wire, table=TABLE, members=table.keys, kinds=KINDS))
+    assert parsed == body
+    for seat in (0, 2):
+        member = table.members[seat]
+        got = parsed.standing(1)
+        assert got is not None
+        table.act(member, list(member.decision.take_leave(1, env, got, 0.0)))
+    table.deliver(among={0, 2})
+    assert table.members[0].decided == [Outcome.void({1})]
+    assert table.members[2].decided == [Outcome.void({1})]
+    certified = table.members[0].decision.certified()
+    assert certified is not None
+    assert env.wire in certified.envelopes
+
+
+def test_a_proposer_restarted_from_its_log_signs_no_second_prevote() -> None:
+    # Seat 1 proposes round 0 of hand 1 and votes for its proposal. Rebuilt, it takes back
+    # its proposal before its votes: no rule may run in between (it would prevote nil on
+    # its own proposal, found not endorsed yet), only once all are back.
+    table = Table(3, (0, 1, 2))
+    assert proposers((0, 1, 2), 1)[0] == 1
+    for seat in (0, 1, 2):
+        table.endorse(seat, CHECKPOINT)
+    table.deliver(among={1, 2})
+    logged = list(table.members[1].outbox)
+    assert [e.kind for e in logged][:2] == [msg.PROPOSE, msg.VOTE]
+    fresh = HandDecision(1, (0, 1, 2), 1, TIMING)
+    actions = [a for env in logged for a in fresh.take(1, env, 50.0)]
+    actions += fresh.resume(50.0)
+    assert [a for a in actions if isinstance(a, Sign)] == []
+    assert CHECKPOINT in fresh.component.state.endorsed

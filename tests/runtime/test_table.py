@@ -97,9 +97,10 @@ def test_faulty_network_gives_the_same_results(faults: str) -> None:
     clean = _clean_game()
     noisy = build_table(4, seed=8, faults=Faults.parse(faults)).run()
     _check_honest(noisy)
+    # The same game; not the same checkpoints: a checkpoint names chain positions, and
+    # how many agreement votes a holder signs before its hand is decided depends on the
+    # order they arrive in (a holder that learns the decision first signs no precommit).
     assert node_results(noisy.nodes[0]) == node_results(clean.nodes[0])
-    assert [o.checkpoint for o in noisy.nodes[0].outcomes] == [
-        o.checkpoint for o in clean.nodes[0].outcomes]
 
 
 def _kinds(run: TableRun) -> set[str]:

@@ -234,14 +234,15 @@ def _kept_apart(*halves: list[str]) -> Script:
     return script
 
 
-def test_a_two_player_table_whose_players_are_kept_apart_is_a_split() -> None:
-    # Each of the two holders times the other out and counts itself the winner.
+def test_a_two_player_table_whose_players_are_kept_apart_waits_and_never_splits() -> None:
+    # Neither holder alone is a strict majority of two: neither times the other out, so
+    # there is no double winner; both wait, and the run is a stall as halves are.
     obs, _schedule, records = execute(_quiet_plan(2, "bytes-kille"),
                                       script=_kept_apart(["n1"], ["n2"]))
-    assert obs.stopped == "finished"
+    assert obs.stopped == "quiet"
     findings = classify(obs)
-    assert findings[0].cls is RunClass.SPLIT, (findings, records)
-    assert "n1 (P1) and n2 (P2)" in findings[0].detail
+    assert [f.cls for f in findings] == [RunClass.STALL], (findings, records)
+    assert "waiting for P2" in findings[0].detail
 
 
 def test_a_table_whose_halves_are_kept_apart_is_a_stall() -> None:
