@@ -84,11 +84,13 @@ def _leave(node: Node, now: float) -> object:
     return node.leave(now)
 
 
-def _play(mode: str, seed: int, *, crash: bool = False
+def _play(mode: str, seed: int, *, crash: bool = False, peers: int = 4,
+          ruleset: str = "wikipedia",
           ) -> tuple[TableRun, QuitsWhenAsked, dict[tuple[str, int], float]]:
     """The table's run, its quitter, and when each node voided each hand it voided."""
     quitter = QuitsWhenAsked(crash=crash)
-    table = build_table(4, seed=seed, mode=mode, faults=LINKS, timing=TIMING,
+    table = build_table(peers, seed=seed, mode=mode, faults=LINKS, timing=TIMING,
+                        ruleset=ruleset,
                         deciders=lambda i: quitter if i == QUITTER else ThresholdBot())
     quitter.table = table
     voids: dict[tuple[str, int], float] = {}
@@ -135,6 +137,27 @@ def test_a_key_holder_that_leaves_is_settled_at_once_and_the_table_plays_on(
         chain = node.transcript.chain(leaver.identity.public)
         assert chain[-1].kind == msg.LEAVE  # its last envelope, held by every node
         assert all(env.kind != msg.LEAVE for env in chain[:-1])
+
+
+def test_of_two_players_the_one_who_stays_decides_the_void_on_the_leavers_votes() -> None:
+    # At two key holders the agreement's quorum is both: the leave carries the votes its
+    # holder stands by (void of its own seat), and the one who stays decides with them at
+    # once, then wins the game alone.
+    run, quitter, voids = _play("audit", 1, peers=2, ruleset="bytes-kille")
+    assert quitter.at is not None
+    assert quitter.status_then is not None
+    number, held_key = quitter.status_then
+    assert held_key
+    leaver, stayer = run.nodes[QUITTER], run.nodes[1 - QUITTER]
+    leave = leaver.transcript.chain(leaver.identity.public)[-1]
+    assert leave.kind == msg.LEAVE
+    assert "stand" in leave.body
+    voided = next(o for o in stayer.outcomes if o.hand == number)
+    assert voided.voided
+    assert voids[(stayer.name, number)] - quitter.at < TIMING.limit / 10
+    assert stayer.done
+    assert stayer.view is not None
+    assert stayer.view.game.winner == stayer.my_seat
 
 
 def test_a_node_rebuilt_from_a_log_that_holds_its_leave_makes_no_move() -> None:

@@ -93,13 +93,21 @@ def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
         LoggedNode(table.nodes[0], tmp_path / "a.log", durable=False)
 
 
-def test_fsync_runs_at_checkpoints_and_decisions(tmp_path: Path) -> None:
+def _durable_hand(tmp_path: Path, logger: type[LoggedNode] = LoggedNode,
+                  ) -> tuple[SimTable, list[LoggedNode]]:
+    """Three peers play one hand, each logging durably through ``logger``."""
     plain = build_table(3, seed=5)
     network = SimNetwork(5)
-    logged = [LoggedNode(n, tmp_path / f"{n.name}.log") for n in plain.nodes]
+    logged = [logger(n, tmp_path / f"{n.name}.log") for n in plain.nodes]
     for node in logged:
         network.add(node)
-    SimTable(list(plain.nodes), network).run(max_hands=1)
+    table = SimTable(list(plain.nodes), network)
+    table.run(max_hands=1)
+    return table, logged
+
+
+def test_fsync_runs_at_checkpoints_and_decisions(tmp_path: Path) -> None:
+    _table, logged = _durable_hand(tmp_path)
     for wrapper in logged:
         # creation, then at least the one checkpoint of hand 1
         assert wrapper.syncs >= 2
@@ -136,13 +144,8 @@ def test_a_vote_is_on_disk_before_it_is_sent(tmp_path: Path) -> None:
             before = self.syncs
             return self._calls(super().wake(now), before)
 
-    plain = build_table(3, seed=5)
-    network = SimNetwork(5)
-    logged = [Watched(n, tmp_path / f"{n.name}.log") for n in plain.nodes]
-    for node in logged:
-        network.add(node)
-    SimTable(list(plain.nodes), network).run(max_hands=1)
-    assert any(e.kind == msg.VOTE for e in plain.nodes[0].transcript.accepted)
+    table, _logged = _durable_hand(tmp_path, Watched)
+    assert any(e.kind == msg.VOTE for e in table.nodes[0].transcript.accepted)
     assert unsynced == []
 
 
