@@ -1,6 +1,11 @@
 """Accusations: a fault found stops the hand, and every key holder says in one signed
 ``accuse`` what it found, with the evidence (docs/protocol.md II.11.1).
 
+A node that finds a fault, or takes another holder's accuse, makes no more moves in the
+hand and endorses its void in the hand's agreement (agreeing.py); its own accuse, when it
+found the fault, is the evidence the others endorse the void on. Only once the void is
+decided do the other holders join, so no disclosure leaves a hand that could still count.
+
 A holder's accuse also discloses the boxes it sealed, each with its one-time key, so any
 dispute over a box finds its answer in it; a holder that found nothing joins the round
 citing the accuse that stopped the hand (and carrying it, when it fits). A buyer (a seat
@@ -43,7 +48,16 @@ class Accusations:
         """Hands whose accuse of mine a log replay feeds (``verify``): made no other way."""
 
     def stop(self, hand: Hand) -> None:
-        """The hand stops: its void round begins."""
+        """The hand should stop: I make no move in it but my accuse, and endorse its void
+        (the void round begins once the hand's agreement decides it: :meth:`begin`)."""
+        if hand.void.stopping or hand.void.voiding:
+            return
+        hand.void.stopping = True
+        self.core.agreeing.stopped(hand)
+
+    def begin(self, hand: Hand) -> None:
+        """The hand's agreement decided its void: its void round begins."""
+        hand.void.stopping = True
         hand.void.voiding = True
 
     def awaited(self, hand: Hand) -> tuple[int, ...]:
@@ -51,10 +65,13 @@ class Accusations:
         only once every other holder signed, accused or timed out: while one has not,
         the table does not wait for it."""
         holders, void = hand.holders, hand.void
+        gone = self.core.verdict.gone(hand)
         pending = any(k not in hand.close.signed and k not in void.accuses
-                      and s not in hand.timeouts.timed_out for k, s in enumerate(holders))
+                      and s not in gone for k, s in enumerate(holders))
+        verdict = self.core.verdict
         return tuple(s for k, s in enumerate(holders)
-                     if k not in void.accuses and not (pending and k in hand.close.signed)
+                     if (k not in void.accuses or verdict.unbacked(hand, k))
+                     and not (pending and k in hand.close.signed)
                      ) + self.disputed_buyers(hand)
 
     def fault(self, kind: FaultKind, seat: int | None, reason: str,
@@ -102,9 +119,10 @@ class Accusations:
             if held is None or held.id != root.id:
                 self.core.intake.accept(root.wire)
         self.install(index, accuse)
+        self.core.verdict.saw(hand, accuse.seen)
         if accuse.agreed:
             return
-        if not hand.void.voiding and index != hand.me:
+        if not hand.void.stopping and index != hand.me:
             # What I cite when I join: the accuse that stopped the hand for the sender if it
             # carries one (so a carried accuse never carries another), else the sender's.
             hand.void.cause = root.id if root is not None else env.id
@@ -173,8 +191,10 @@ class Accusations:
                                                     msg.CHECKPOINT)
         if agreed:
             accusations = tuple(a for a in accusations if a.kind == FaultKind.CHECKPOINT.value)
+        if body.seen and len(body.seen) != len(hand.holders):
+            raise Blame(FaultKind.MALFORMED, AUTHOR, "says what it saw not of every key holder")
         return Accuse(env.id, accusations, disclosed, list(body.opened), list(body.parts),
-                      body.cause, body.root, agreed)
+                      body.cause, body.root, agreed, body.seen)
 
     def root(self, index: int, accuse: Accuse) -> Envelope | None:
         """The accuse that holder ``index``'s ``accuse`` carries as its cause (II.11.1):
@@ -204,6 +224,7 @@ class Accusations:
         assert hand is not None
         hand.void.accuses[index] = accuse.accusations
         hand.void.counted[index] = accuse.id
+        hand.void.seen[accuse.id] = accuse.seen
         if accuse.agreed:
             return
         hand.void.disclosed[index] = accuse.disclosed
@@ -269,16 +290,19 @@ class Accusations:
         (replayed from my log after a crash) is my one: the body depends on what I had
         taken, so writing it again would make another."""
         n, outbox, my_seat = hand.number, self.core.outbox, self.table.my_seat
+        if not hand.void.voiding and not hand.void.mine:
+            return False  # I join once the void is decided: the evidence is another's
         if (hand.me is None and my_seat is not None and my_seat in self.disputed_buyers(hand)
                 and n not in self.logged and outbox.once("accuse", n)):
-            outbox.emit(out, AccuseBody(n, (), tuple(self.disclosures(hand))))
+            outbox.emit(out, AccuseBody(n, (), tuple(self.disclosures(hand)),
+                                        seen=self._seen(hand)))
             return True
         if hand.me is None or hand.me in hand.void.accuses or n in self.logged:
             return False
+        gone = self.core.verdict.gone(hand)
         if hand.me in hand.close.signed and any(
                 k not in hand.close.signed and k not in hand.void.accuses
-                and hand.holders[k] not in hand.timeouts.timed_out
-                for k in range(len(hand.holders))):
+                and hand.holders[k] not in gone for k in range(len(hand.holders))):
             # I signed the hand: my accuse waits until every other holder signed,
             # accused or timed out. Then it discloses forwards only to its accusers
             # (a holder that signed first disputes nothing, II.11.1), and if a good
@@ -290,10 +314,18 @@ class Accusations:
         outbox.emit(out, self._body(hand))
         return True
 
+    @staticmethod
+    def _seen(hand: Hand) -> tuple[bytes | None, ...]:
+        """The accuses of the other holders my disclosures answer to: a verdict counts
+        these versions, or none of that holder's (verdict.py)."""
+        return tuple(None if k == hand.me else hand.void.counted.get(k)
+                     for k in range(len(hand.holders)))
+
     def _body(self, hand: Hand) -> AccuseBody:
         body = AccuseBody(hand.number, tuple(hand.void.mine), tuple(self.disclosures(hand)),
                           tuple(hand.claims.exposed[:msg.MAX_ENTRIES]),
-                          tuple(hand.claims.lie_parts[:msg.MAX_ENTRIES]))
+                          tuple(hand.claims.lie_parts[:msg.MAX_ENTRIES]),
+                          seen=self._seen(hand))
         if not hand.void.mine and hand.void.cause is not None:
             body = replace(body, cause=hand.void.cause)
             if hand.void.root is not None:

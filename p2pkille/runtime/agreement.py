@@ -97,27 +97,40 @@ def skip_size(holders: int) -> int:
 
 
 class OutcomeKind(enum.Enum):
-    """What a hand's decision does."""
+    """What a decision does: a hand's outcome (commit or void), or a voided hand's verdict."""
 
     COMMIT = "commit"
     VOID = "void"
+    VERDICT = "verdict"
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A decided value: commit the checkpoint ``checkpoint`` (its 32-byte id), or void the
-    hand and time out ``timed_out`` (seats). Text form ``commit:<hex>`` / ``void:1,3``."""
+    """A decided value: commit the checkpoint ``checkpoint`` (its 32-byte id); void the
+    hand and time out ``timed_out`` (seats); or, for a voided hand, its verdict: per key
+    holder the id of its accuse that counts (``ids``, None for none), the seats timed out
+    (``timed_out``) and those blamed for an accuse signed in two versions (``blamed``).
+    Text form ``commit:<hex>``, ``void:1,3``, ``verdict:<hex>,-,<hex>;1;``."""
 
     kind: OutcomeKind
     checkpoint: bytes = b""
     timed_out: frozenset[int] = frozenset()
+    ids: tuple[bytes | None, ...] = ()
+    blamed: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
+        seats = self.timed_out | self.blamed
+        if any(s < 0 for s in seats):
+            raise LocalProtocolError(f"seats are >= 0: {self!s}")
         if self.kind is OutcomeKind.COMMIT:
-            if len(self.checkpoint) != CHECKPOINT_BYTES or self.timed_out:
+            if len(self.checkpoint) != CHECKPOINT_BYTES or seats or self.ids:
                 raise LocalProtocolError(f"a commit names one 32-byte checkpoint: {self!s}")
-        elif self.checkpoint or any(s < 0 for s in self.timed_out):
-            raise LocalProtocolError(f"a void names seats >= 0 and no checkpoint: {self!s}")
+        elif self.kind is OutcomeKind.VOID:
+            if self.checkpoint or self.ids or self.blamed:
+                raise LocalProtocolError(f"a void names seats and nothing else: {self!s}")
+        elif self.checkpoint or not self.ids or any(
+                i is not None and len(i) != CHECKPOINT_BYTES for i in self.ids):
+            raise LocalProtocolError(f"a verdict names an id or none per holder: {self!s}")
 
     @classmethod
     def commit(cls, checkpoint: bytes) -> Outcome:
@@ -128,6 +141,12 @@ class Outcome:
         return cls(OutcomeKind.VOID, timed_out=frozenset(timed_out))
 
     @classmethod
+    def verdict(cls, ids: Iterable[bytes | None], timed_out: Iterable[int] = (),
+                blamed: Iterable[int] = ()) -> Outcome:
+        return cls(OutcomeKind.VERDICT, ids=tuple(ids), timed_out=frozenset(timed_out),
+                   blamed=frozenset(blamed))
+
+    @classmethod
     def from_text(cls, text: str) -> Outcome:
         """Parse :meth:`__str__`'s form; bad text is the sender's fault."""
         kind, sep, rest = text.partition(":")
@@ -136,7 +155,12 @@ class Outcome:
             if sep and kind == "commit":
                 found = cls.commit(bytes.fromhex(rest))
             elif sep and kind == "void":
-                found = cls.void(int(s) for s in rest.split(",")) if rest else cls.void()
+                found = cls.void(_seats(rest))
+            elif sep and kind == "verdict":
+                ids, timed_out, blamed = rest.split(";")
+                found = cls.verdict((None if i == "-" else bytes.fromhex(i)
+                                     for i in ids.split(",")),
+                                    _seats(timed_out), _seats(blamed))
         except (ValueError, LocalProtocolError) as exc:
             raise InvalidEncoding(f"not an outcome: {text!r}") from exc
         # Only the one text of each value: two texts of one value would be two signed
@@ -148,10 +172,21 @@ class Outcome:
     def __str__(self) -> str:
         if self.kind is OutcomeKind.COMMIT:
             return f"commit:{self.checkpoint.hex()}"
-        return "void:" + ",".join(str(s) for s in sorted(self.timed_out))
+        if self.kind is OutcomeKind.VOID:
+            return "void:" + _seats_text(self.timed_out)
+        return ("verdict:" + ",".join("-" if i is None else i.hex() for i in self.ids)
+                + ";" + _seats_text(self.timed_out) + ";" + _seats_text(self.blamed))
 
     def __repr__(self) -> str:
         return f"Outcome.from_text({str(self)!r})"
+
+
+def _seats(text: str) -> list[int]:
+    return [int(s) for s in text.split(",")] if text else []
+
+
+def _seats_text(seats: frozenset[int]) -> str:
+    return ",".join(str(s) for s in sorted(seats))
 
 
 class Step(enum.Enum):
@@ -420,6 +455,10 @@ class Agreement:
     holders: tuple[int, ...]
     seat: int | None
     state: AgreementState = field(default_factory=AgreementState)
+    leave_voids: bool = field(default=True, kw_only=True)
+    """A leave makes the void of its signer valid (a hand's outcome). Not so for a
+    voided hand's verdict, which no one seat's leave decides: there a leave stands for
+    what its signer found valid, and nothing else."""
     # Whether a polka (round, value) is held, for the vote set it was counted on: a
     # prevote counts only where the polka it relies on is held, which rests on prevotes
     # relying on older polkas; counted once each, that stays linear in the votes.
@@ -448,7 +487,7 @@ class Agreement:
         return value in state.endorsed and (
             state.locked_round <= valid_round or state.locked == value)
 
-    def stand_for(self) -> tuple[Outcome, int]:
+    def stand_for(self) -> tuple[Outcome, int] | None:
         """What this holder's leave stands for, and the polka its standing prevote relies
         on: the latest polka it saw or may yet be part of. That is its prevote of the
         current round while a polka for it may still form there (no polka seen in the
@@ -456,7 +495,9 @@ class Agreement:
         lock allows it: the valid round is at or after the lock round), else the void of
         its own seat. Each is a prevote it signed or may sign, so its locks hold; and a
         holder that stays locks a value only on a polka, so at two holders, where every
-        polka holds the leaver's prevote, the leave stands for the stayer's lock."""
+        polka holds the leaver's prevote, the leave stands for the stayer's lock. Where a
+        leave voids nothing (``leave_voids`` false), the last is its own candidate, and
+        None if it has none: without a valid value it holds no lock either."""
         state = self.state
         assert self.seat is not None
         if state.valid is not None and state.valid_round == state.round:
@@ -470,7 +511,9 @@ class Agreement:
                 return mine.value, mine.pol_round
         if state.valid is not None:
             return state.valid, state.valid_round
-        return Outcome.void({self.seat}), -1
+        if self.leave_voids:
+            return Outcome.void({self.seat}), -1
+        return None if state.candidate is None else (state.candidate, -1)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -677,7 +720,10 @@ class Agreement:
                 or any(p.proposer == self.seat and p.round == first
                        for p in state.proposals)):
             first += 1
-        value, pol_round = self.stand_for()
+        stand = self.stand_for()
+        if stand is None:
+            return []
+        value, pol_round = stand
         standing = Standing(self.seat, value, first, pol_round)
         self._set(standings=state.standings | {standing})
         return [Stand(standing)]
@@ -716,10 +762,13 @@ class Agreement:
                     and not _alike(standing.proposal(proposal.round), proposal)):
                 self._report(DoubleProposal(*sorted(
                     (standing.proposal(proposal.round), proposal), key=_proposal_order)), out)
-        void = Outcome.void({standing.seat})
-        endorsed = self.state.endorsed | {void}
-        self._set(endorsed=endorsed,
-                  candidate=standing.value if standing.value in endorsed else void)
+        if self.leave_voids:
+            void = Outcome.void({standing.seat})
+            endorsed = self.state.endorsed | {void}
+            self._set(endorsed=endorsed,
+                      candidate=standing.value if standing.value in endorsed else void)
+        elif standing.value in self.state.endorsed:
+            self._set(candidate=standing.value)
         self._propose_late(out)
 
     def _check_standing(self, standing: Standing) -> None:

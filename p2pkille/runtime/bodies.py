@@ -12,6 +12,7 @@ decoding (points, proofs) is the handler's, with its own fault.
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 from typing import ClassVar, Final, Self
@@ -50,7 +51,6 @@ __all__ = [
     "SeenBody",
     "ShowBody",
     "ShuffleBody",
-    "TallyBody",
     "TimeoutBody",
     "VoteBody",
     "need_proof",
@@ -412,7 +412,8 @@ class AccuseBody:
     sealed (``disclosed``, each with its one-time key), the shares that open a card a
     claim hid (``opened``), the test parts that show a strict claim false (``parts``),
     and why it joined if it accuses nothing (``cause``: an accuse's id; ``root``: that
-    accuse's bytes)."""
+    accuse's bytes); ``seen``: per key holder the id of its accuse its author held when it
+    wrote this one (what it disclosed is answer to), or None."""
 
     KIND: ClassVar[str] = msg.ACCUSE
     hand: int
@@ -422,6 +423,7 @@ class AccuseBody:
     parts: tuple[tuple[int, bytes], ...] = ()
     cause: bytes | None = None
     root: bytes | None = None
+    seen: tuple[bytes | None, ...] = ()
 
     @classmethod
     def parse(cls, env: Envelope) -> AccuseBody:
@@ -431,7 +433,7 @@ class AccuseBody:
                    tuple(msg.get_parts(body, wire)),
                    _bytes(env, "cause", "accuse", size=32) if "cause" in body else None,
                    _bytes(env, "root", "accuse", min_size=1, max_size=MAX_ENVELOPE_SIZE)
-                   if "root" in body else None)
+                   if "root" in body else None, _seen(env))
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -446,7 +448,23 @@ class AccuseBody:
             out["cause"] = _b64(self.cause)
         if self.root is not None:
             out["root"] = _b64(self.root)
+        if any(i is not None for i in self.seen):
+            out["seen"] = [None if i is None else _b64(i) for i in self.seen]
         return out
+
+
+def _seen(env: Envelope) -> tuple[bytes | None, ...]:
+    """An accuse's ``seen`` (absent: none): 1 to 64 entries, each a 32-byte id or null,
+    one at least an id."""
+    if "seen" not in env.body:
+        return ()
+    raw = canonical.get_list(env.body, "seen", what="accuse", evidence=env.wire)
+    seen = tuple(None if value is None else canonical.get_bytes(
+        {"id": value}, "id", what="accuse.seen", size=32, evidence=env.wire) for value in raw)
+    if not 1 <= len(seen) <= msg.MAX_SEATS or all(i is None for i in seen):
+        raise InvalidEncoding(f"accuse.seen: 1 to {msg.MAX_SEATS} entries, an id among them",
+                              evidence=env.wire)
+    return seen
 
 
 def disclosed_json(token: int, entry: ShareEntry, key: bytes | None) -> dict[str, object]:
@@ -542,31 +560,64 @@ class OverBody(_HandOnly):
     KIND: ClassVar[str] = msg.OVER
 
 
+_SEATS: Final = r"(?:[0-9]{1,2}(?:,[0-9]{1,2})*)?"
+_OUTCOME: Final = re.compile(
+    rf"commit:[0-9a-f]{{64}}|void:{_SEATS}"
+    rf"|verdict:(?:[0-9a-f]{{64}}|-)(?:,(?:[0-9a-f]{{64}}|-)){{0,{msg.MAX_SEATS - 1}}}"
+    rf";{_SEATS};{_SEATS}")
+
+
+class Instance(enum.Enum):
+    """Which agreement of a hand an agreement envelope is of: the hand's outcome, or the
+    verdict of its void round (the field ``of``, absent for the first)."""
+
+    HAND = "hand"
+    VERDICT = "verdict"
+
+
+_INSTANCES: Final = re.compile("verdict")
+
+
+def _instance(env: Envelope, what: str) -> Instance:
+    if "of" not in env.body:
+        return Instance.HAND
+    return Instance(canonical.get_str(env.body, "of", what=what, pattern=_INSTANCES,
+                                      evidence=env.wire))
+
+
+def _with_instance(out: dict[str, object], instance: Instance) -> dict[str, object]:
+    if instance is not Instance.HAND:
+        out["of"] = instance.value
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class LeaveBody:
     """Its author quits the table, in hand ``hand`` (0 before the first deal). A key holder
     of an undecided hand names the votes it stands by in that hand's agreement
     (:class:`~p2pkille.runtime.agreement.Standing`): ``stand``, from round ``first_round``
-    on, relying on the polka of ``pol_round``."""
+    on, relying on the polka of ``pol_round``: of the hand's outcome, or, once the hand is
+    voided, of its verdict (``instance``)."""
 
     KIND: ClassVar[str] = msg.LEAVE
     hand: int
     stand: Outcome | None = None
     first_round: int = 0
     pol_round: int = -1
+    instance: Instance = Instance.HAND
 
     @classmethod
     def parse(cls, env: Envelope) -> LeaveBody:
         msg.check_body(msg.LEAVE, env.body, env.wire)
         hand = msg.get_hand(env.body, env.wire)
         if "stand" not in env.body:
-            if "from" in env.body or "pol" in env.body:
+            if "from" in env.body or "pol" in env.body or "of" in env.body:
                 raise InvalidEncoding("leave: a round without the outcome it stands by",
                                       evidence=env.wire)
             return cls(hand)
         stand = _outcome_field(env, "stand", "leave")
         return cls(hand, stand, _int(env, "from", "leave", hi=MAX_ROUND),
-                   _round_or_none(env, "pol", "leave"))
+                   _round_or_none(env, "pol", "leave"), _instance(env, "leave"))
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"hand": self.hand}
@@ -575,6 +626,7 @@ class LeaveBody:
             out["from"] = self.first_round
             if self.pol_round >= 0:
                 out["pol"] = self.pol_round
+            _with_instance(out, self.instance)
         return out
 
     def standing(self, seat: int) -> Standing | None:
@@ -582,32 +634,6 @@ class LeaveBody:
         if self.stand is None:
             return None
         return Standing(seat, self.stand, self.first_round, self.pol_round)
-
-
-@dataclass(frozen=True, slots=True)
-class TallyBody:
-    """Per key holder the id of its accuse its author counts (or None), and the seats
-    without a key its author counts timed out."""
-
-    KIND: ClassVar[str] = msg.TALLY
-    hand: int
-    ids: tuple[bytes | None, ...]
-    buyers: tuple[int, ...] = ()
-
-    @classmethod
-    def parse(cls, env: Envelope) -> TallyBody:
-        return cls(msg.get_hand(env.body, env.wire), msg.get_ids(env.body, env.wire),
-                   msg.get_buyers(env.body, env.wire))
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"hand": self.hand,
-                           "ids": [None if i is None else _b64(i) for i in self.ids]}
-        if self.buyers:
-            out["buyers"] = list(self.buyers)
-        return out
-
-
-_OUTCOME: Final = re.compile(r"commit:[0-9a-f]{64}|void:(?:[0-9]{1,2}(?:,[0-9]{1,2})*)?")
 
 
 def _outcome(env: Envelope, what: str) -> Outcome | None:
@@ -644,6 +670,7 @@ class ProposeBody:
     round: int
     value: Outcome
     valid_round: int = -1
+    instance: Instance = Instance.HAND
 
     @classmethod
     def parse(cls, env: Envelope) -> ProposeBody:
@@ -654,22 +681,23 @@ class ProposeBody:
                                   evidence=env.wire)
         return cls(msg.get_hand(env.body, env.wire), _int(env, "round", "propose",
                                                           hi=MAX_ROUND),
-                   value, _round_or_none(env, "valid", "propose"))
+                   value, _round_or_none(env, "valid", "propose"), _instance(env, "propose"))
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"hand": self.hand, "round": self.round,
                                   "value": str(self.value)}
         if self.valid_round >= 0:
             out["valid"] = self.valid_round
-        return out
+        return _with_instance(out, self.instance)
 
     def event(self, proposer: int) -> Proposal:
         """The agreement's input, ``proposer`` being the author's table seat."""
         return Proposal(self.round, self.value, self.valid_round, proposer)
 
     @classmethod
-    def of(cls, hand: int, proposal: Proposal) -> ProposeBody:
-        return cls(hand, proposal.round, proposal.value, proposal.valid_round)
+    def of(cls, hand: int, proposal: Proposal,
+           instance: Instance = Instance.HAND) -> ProposeBody:
+        return cls(hand, proposal.round, proposal.value, proposal.valid_round, instance)
 
 
 _VOTE_STEPS: Final = re.compile("prevote|precommit")
@@ -686,6 +714,7 @@ class VoteBody:
     step: VoteStep
     value: Outcome | None
     pol_round: int = -1
+    instance: Instance = Instance.HAND
 
     @classmethod
     def parse(cls, env: Envelope) -> VoteBody:
@@ -693,7 +722,8 @@ class VoteBody:
         step = VoteStep(canonical.get_str(env.body, "step", what="vote", pattern=_VOTE_STEPS,
                                           evidence=env.wire))
         return cls(msg.get_hand(env.body, env.wire), _int(env, "round", "vote", hi=MAX_ROUND),
-                   step, _outcome(env, "vote"), _round_or_none(env, "pol", "vote"))
+                   step, _outcome(env, "vote"), _round_or_none(env, "pol", "vote"),
+                   _instance(env, "vote"))
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"hand": self.hand, "round": self.round,
@@ -701,12 +731,12 @@ class VoteBody:
                                   "value": None if self.value is None else str(self.value)}
         if self.pol_round >= 0:
             out["pol"] = self.pol_round
-        return out
+        return _with_instance(out, self.instance)
 
     def event(self, seat: int) -> Vote:
         """The agreement's input, ``seat`` being the author's table seat."""
         return Vote(seat, self.round, self.step, self.value, self.pol_round)
 
     @classmethod
-    def of(cls, hand: int, vote: Vote) -> VoteBody:
-        return cls(hand, vote.round, vote.step, vote.value, vote.pol_round)
+    def of(cls, hand: int, vote: Vote, instance: Instance = Instance.HAND) -> VoteBody:
+        return cls(hand, vote.round, vote.step, vote.value, vote.pol_round, instance)

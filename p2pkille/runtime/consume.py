@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from p2pkille.engine.errors import EngineError
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.agreeing import instance_of
 from p2pkille.runtime.faults import AUTHOR, Blame, Fault, FaultKind
 from p2pkille.runtime.steps import Stage
 from protocol.envelope import Envelope
@@ -27,7 +28,7 @@ __all__ = ["Consumer"]
 
 Handler = Callable[[int, Envelope], None]
 _GENESIS = (msg.COMMIT, msg.NONCE, msg.ACCEPT, msg.OVER, msg.LEAVE)  # no hand's stage
-_ROUND = (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY, msg.PROPOSE, msg.VOTE)
+_ROUND = (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.PROPOSE, msg.VOTE)
 
 
 class Consumer:
@@ -47,7 +48,7 @@ class Consumer:
             msg.FORWARD: core.custody.on_forward, msg.PET: core.claims.on_pet,
             msg.REVEAL: core.closing.on_reveal, msg.CHECKPOINT: core.closing.on_checkpoint,
             msg.OVER: core.closing.on_over,
-            msg.ACCUSE: core.accusations.on_accuse, msg.TALLY: core.verdict.on_tally,
+            msg.ACCUSE: core.accusations.on_accuse,
             msg.TIMEOUT: core.timeouts.on_timeout, msg.SEEN: core.timeouts.on_seen,
             msg.LEAVE: core.timeouts.on_leave,
             msg.PROPOSE: core.agreeing.on_agreement, msg.VOTE: core.agreeing.on_agreement,
@@ -97,7 +98,8 @@ class Consumer:
         if number in self.core.verdict.voided or (env.kind in _ROUND and number < hand.number):
             return False  # the rest of a voided hand, or a vote decided already
         if env.kind in msg.AGREEMENT_KINDS and (
-                number in self.core.agreeing.decided or self.table.stage == Stage.DONE):
+                (number, instance_of(env)) in self.core.agreeing.decided
+                or self.table.stage == Stage.DONE):
             return False  # a late vote of a decided hand: the others decide on a certificate
         if number < hand.number and self.table.stage != Stage.DONE:
             # After its author's checkpoint of a counted hand: that hand's fault, which

@@ -24,7 +24,7 @@ part               concern
 ``late``           late.py: answers to votes on decided hands
 ``accusations``    accusations.py: faults found, accuses
 ``evidence``       evidence.py: judging an accusation (read only)
-``verdict``        verdict.py: the tally and the voided hand
+``verdict``        verdict.py: the verdict of a voided hand, and the hand voided
 ``rewinder``       rewind.py: rewinds and rebuilds
 ``readiness``      readiness.py: when an envelope may be consumed
 ``consumer``       consume.py: the handler map, and faults of bad envelopes
@@ -167,9 +167,8 @@ class Core:
             return False
         if self.play.mark_rewound(out, hand) or self.timeouts.answer(out, hand):
             return True
-        if hand.void.voiding:
-            return (self.play.leave_when_over(hand) or self.verdict.send_tally(out, hand)
-                    or self.accusations.act(out, hand))
+        if hand.void.stopping:
+            return self.play.leave_when_over(hand) or self.accusations.act(out, hand)
         if stage == Stage.PLAY:
             return self.play.act(out, hand)
         return self._step(out, hand)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 from p2pkille.runtime import agreement as ag
-from p2pkille.runtime.bodies import ProposeBody, VoteBody
+from p2pkille.runtime.bodies import Instance, ProposeBody, VoteBody
 from p2pkille.runtime.outcome import Timing
 from protocol.envelope import Envelope
 from protocol.errors import LocalProtocolError, RemoteProtocolError
@@ -112,6 +112,8 @@ class HandDecision:
     holders: tuple[int, ...]
     seat: int | None
     timing: Timing
+    instance: Instance = Instance.HAND
+    """The hand's outcome, or its verdict once voided (no leave voids anything there)."""
     component: ag.Agreement = field(init=False)
     started: bool = False
     deadlines: dict[tuple[int, ag.Step], float] = field(default_factory=dict)
@@ -123,7 +125,8 @@ class HandDecision:
     def __post_init__(self) -> None:
         order = proposers(self.holders, self.hand)
         voter = self.seat if self.seat in order else None
-        self.component = ag.Agreement(order, voter)
+        self.component = ag.Agreement(order, voter,
+                                      leave_voids=self.instance is Instance.HAND)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -165,12 +168,12 @@ class HandDecision:
         and proofs."""
         if env.kind == ProposeBody.KIND:
             proposal = ProposeBody.parse(env)
-            self._check_hand(proposal.hand)
+            self._check_hand(proposal.hand, proposal.instance)
             event: ag.Proposal | ag.Vote = proposal.event(seat)
             key = (seat, proposal.round, "propose")
         elif env.kind == VoteBody.KIND:
             vote = VoteBody.parse(env)
-            self._check_hand(vote.hand)
+            self._check_hand(vote.hand, vote.instance)
             event = vote.event(seat)
             key = (seat, vote.round, vote.step.value)
         else:
@@ -260,10 +263,11 @@ class HandDecision:
 
     # -- running the component --------------------------------------------------------
 
-    def _check_hand(self, number: int) -> None:
-        if number != self.hand:
-            raise RemoteProtocolError(f"an agreement envelope of hand {number} taken in "
-                                      f"hand {self.hand}")
+    def _check_hand(self, number: int, instance: Instance) -> None:
+        if number != self.hand or instance is not self.instance:
+            raise RemoteProtocolError(f"an agreement envelope of hand {number} "
+                                      f"({instance.value}) taken in hand {self.hand} "
+                                      f"({self.instance.value})")
 
     def begin(self, now: float) -> list[Action]:
         """Start the instance (its first round's time-out runs from ``now``)."""
@@ -284,8 +288,9 @@ class HandDecision:
             if isinstance(output, ag.Broadcast):
                 message = output.message
                 body: ProposeBody | VoteBody = (
-                    ProposeBody.of(self.hand, message) if isinstance(message, ag.Proposal)
-                    else VoteBody.of(self.hand, message))
+                    ProposeBody.of(self.hand, message, self.instance)
+                    if isinstance(message, ag.Proposal)
+                    else VoteBody.of(self.hand, message, self.instance))
                 out.append(Sign(body))
             elif isinstance(output, ag.ScheduleTimeout):
                 self.deadlines[(output.round, output.step)] = (
@@ -322,10 +327,10 @@ class HandDecision:
             raise LocalProtocolError(f"no leave taken for {message!r}")
         if isinstance(message, ag.Proposal):
             key = (message.proposer, message.round, "propose")
-            body: ProposeBody | VoteBody = ProposeBody.of(self.hand, message)
+            body: ProposeBody | VoteBody = ProposeBody.of(self.hand, message, self.instance)
         else:
             key = (message.seat, message.round, message.step.value)
-            body = VoteBody.of(self.hand, message)
+            body = VoteBody.of(self.hand, message, self.instance)
         want = body.to_json()
         for env in self.signed.get(key, ()):
             if env.body == want:

@@ -33,7 +33,7 @@ class Body(Protocol):
 #: Envelopes that only a hand's own course produces: never one for a hand my chain has left.
 HAND_FLOW: Final = frozenset({msg.KEY, msg.SHUFFLE, msg.DEAL, msg.ACT, msg.ANSWER,
                               msg.DISCLOSE, msg.FORWARD, msg.DRAW, msg.SHOW, msg.PET,
-                              msg.REVEAL, msg.CHECKPOINT, msg.TALLY})
+                              msg.REVEAL, msg.CHECKPOINT})
 
 
 def replay_key(kind: str, body: Mapping[str, object]) -> tuple[object, ...]:

@@ -4,8 +4,8 @@ Every envelope a node receives, and every one it signs, goes through the transcr
 An accepted envelope is timestamped (gap fill does not send what a peer may only not have
 yet, II.10). A fork (two envelopes of one author for one chain slot) is recorded as a
 fault of its author and passed on to every member: one that holds only the other branch
-would not find it itself (II.11). Forks of accuses and tallies are kept apart: the void
-round settles those by what the holders carried (verdict.py).
+would not find it itself (II.11). Forks of accuses are kept apart with their branches: a
+verdict blames their author and may name either branch (verdict.py).
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def kind_fork(fork: Equivocation, kind: str) -> int | None:
     return number if not numbers and type(number) is int else None
 
 
+FORK_VERSIONS: Final = 8
+"""Versions of one accuse kept: a verdict names one an honest node holds, or none."""
+
+
 class Intake:
     """The transcript's input, and the forks it found."""
 
@@ -56,10 +60,9 @@ class Intake:
         """(member, seq) -> when it was taken in (kept one sync interval)."""
         self.accuse_forks: set[tuple[int | None, int]] = set()
         """(seat, hand) of forks whose two branches are both accuses of that hand."""
-        self.tally_forks: set[tuple[int | None, int]] = set()
-        """(seat, hand) of forks whose two branches are both tallies of that hand."""
-        self.accuse_fork_wires: dict[tuple[int | None, int], tuple[bytes, bytes]] = {}
-        """(seat, hand) -> both wires of a fork of its accuse (echoed in a tally round)."""
+        self.accuse_fork_wires: dict[tuple[int | None, int], tuple[bytes, ...]] = {}
+        """(seat, hand) -> both wires of a fork of its accuse (for a verdict that names
+        either)."""
 
     def fresh(self, member: int, seq: int) -> bool:
         """Taken in less than a sync interval ago: a peer that lacks it may only not have
@@ -109,14 +112,13 @@ class Intake:
 
     def _fork(self, event: Equivocated) -> None:
         seat = self.table.seat(self.table.index[event.author])
-        tallied = kind_fork(event.evidence, msg.TALLY)
-        if tallied is not None:
-            self.tally_forks.add((seat, tallied))
         number = kind_fork(event.evidence, msg.ACCUSE)
         if number is not None:
             self.accuse_forks.add((seat, number))
-            self.accuse_fork_wires[(seat, number)] = (event.evidence.first,
-                                                      event.evidence.second)
+            held = self.accuse_fork_wires.get((seat, number), ())
+            self.accuse_fork_wires[(seat, number)] = (held + tuple(
+                w for w in (event.evidence.first, event.evidence.second) if w not in held)
+                )[:FORK_VERSIONS]
         self.core.accusations.fault(
             FaultKind.EQUIVOCATION, seat,
             f"{event.author.fingerprint} signed two envelopes for one slot",

@@ -1,9 +1,9 @@
 """Answers to votes on hands this node has decided already (docs/protocol.md II.11.3).
 
 A holder still in a hand may vote on it after this node moved on: a vote on a checkpoint
-signature of a hand I counted, a vote at the tally step of a hand I voided, a vote on a
-holder's respond step. Where I hold what the voter waits for, I say ``seen`` (and send it
-again). A hand counted is final: it was decided (agreeing.py).
+signature of a hand I counted, a vote on a holder's respond step. Where I hold what the
+voter waits for, I say ``seen`` (and send it again). A hand counted is final: it was
+decided (agreeing.py).
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ class LateAnswers:
         self.seens: list[tuple[int, Step]] = []
         """(hand, step) of the late seens to send."""
         self.answered: set[tuple[int, Step]] = set()
-        self.void_tallies: dict[int, frozenset[int]] = {}
-        """voided hand -> the seats whose tally equal to mine I held when I decided."""
         self.past_answers: dict[int, tuple[tuple[int, ...], dict[Step, set[int]]]] = {}
         """decided hand -> its holders, and for each step the holders (indices) whose
         answer to it (vote or seen) I had taken: a late vote on a respond step is answered
@@ -52,8 +50,6 @@ class LateAnswers:
         be a late vote on a hand I decided, which I answer."""
         if env.kind == msg.TIMEOUT and number in self.core.closing.certs:
             self.on_vote(number, TimeoutBody.parse(env).step)
-        if env.kind == msg.TIMEOUT and number in self.void_tallies:
-            self.on_tally_vote(number, TimeoutBody.parse(env).step)
         if (env.kind in (msg.TIMEOUT, msg.SEEN) and number in self.past_answers
                 and seat is not None):
             self.on_answer(number, seat, env)
@@ -63,22 +59,12 @@ class LateAnswers:
         self.keep_answers(hand)
 
     def voided(self, hand: Hand) -> None:
-        """The hand is voided: keep what answers late votes on it, and answer the votes
-        of its round I had not answered yet."""
-        if hand.me is None:
-            return
-        mine = hand.void.tally
-        self.void_tallies[hand.number] = frozenset(
-            seat for k, seat in enumerate(hand.holders) if hand.void.tallies.get(k) == mine)
-        for step in hand.timeouts.votes:
-            if ((hand.number, step) not in self.core.timeouts.voted
-                    and step not in hand.timeouts.answered):
-                self.on_tally_vote(hand.number, step)
+        """The hand is voided: keep what answers late votes on it."""
         self.keep_answers(hand)
 
     def act(self, out: list[Output]) -> bool:
-        """The next late seen, with what the voter may lack: the tally or the answers I
-        hold of that seat."""
+        """The next late seen, with what the voter may lack: the answers I hold of that
+        seat."""
         while self.seens:
             number, late = self.seens.pop(0)
             if (number, late) in self.answered:
@@ -87,11 +73,7 @@ class LateAnswers:
             seat, st, _ = late
             self.core.outbox.emit(out, SeenBody(number, late))
             member = self.table.members[self.table.member_of[seat]]
-            if st == Stage.TALLY:
-                # The tally I hold may be the other branch of one the voter holds.
-                out += [Send(env.wire) for env in self.table.transcript.chain(member)
-                        if msg.hand_of(env) == number and env.kind == msg.TALLY]
-            elif st == Stage.RESPOND and (number, seat) not in self.resent:
+            if st == Stage.RESPOND and (number, seat) not in self.resent:
                 self.resent.add((number, seat))
                 out += [Send(env.wire) for env in self.table.transcript.chain(member)
                         if msg.hand_of(env) == number
@@ -106,15 +88,6 @@ class LateAnswers:
         seat, stage, _ = step
         holders = self.core.closing.cert_holders.get(number, ())
         if (stage == Stage.CHECKPOINT and self.table.my_seat in holders and seat in holders
-                and seat != self.table.my_seat and (number, step) not in self.seens):
-            self.seens.append((number, step))
-
-    def on_tally_vote(self, number: int, step: Step) -> None:
-        """A vote at the tally step of a hand I voided, on a seat whose tally I held: I
-        say so (the voter takes that tally only after a seen, and I no longer answer from
-        that hand's round)."""
-        seat, stage, _ = step
-        if (stage == Stage.TALLY and seat in self.void_tallies[number]
                 and seat != self.table.my_seat and (number, step) not in self.seens):
             self.seens.append((number, step))
 

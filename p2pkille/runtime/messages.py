@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Final
 
 from p2pkille.engine.facts import SaleAnswer
@@ -29,7 +28,6 @@ __all__ = [
     "get_boxes",
     "get_disclosed",
     "get_hand",
-    "get_ids",
     "get_shares",
     "get_step",
 ]
@@ -54,13 +52,12 @@ SEEN: Final = "seen"
 PET: Final = "pet"
 REWOUND: Final = "rewound"
 OVER: Final = "over"
-TALLY: Final = "tally"
 LEAVE: Final = "leave"
 PROPOSE: Final = "propose"
 VOTE: Final = "vote"
 KINDS: Final = frozenset({COMMIT, NONCE, ACCEPT, KEY, SHUFFLE, DEAL, ACT, ANSWER, DISCLOSE,
                           FORWARD, DRAW, SHOW, REVEAL, CHECKPOINT, ACCUSE, TIMEOUT, SEEN, PET,
-                          REWOUND, OVER, TALLY, LEAVE, PROPOSE, VOTE})
+                          REWOUND, OVER, LEAVE, PROPOSE, VOTE})
 #: Per kind: the fields a body must have, and those it may have.
 FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
     kind: (frozenset({"hand", *need}), frozenset(may))
@@ -84,7 +81,9 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # parts that show a strict claim false. Both prove a false-fact accusation.
         # cause: the id of the other holder's accuse that made an accuse with no
         # accusations join the void round; root: that accuse's bytes (II.11.1).
-        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts", "cause", "root")),
+        # seen: per key holder, the id of its accuse the author held as it wrote this one
+        (ACCUSE, ("accusations", "disclosed"), ("opened", "parts", "cause", "root",
+                                                 "seen")),
         (TIMEOUT, ("seat", "stage", "at"), ()),
         (SEEN, ("seat", "stage", "at"), ()),
         (PET, ("at", "share"), ()),
@@ -93,21 +92,20 @@ FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
         # a key holder of the game's last hand, after it counted that hand: tells the
         # members without a key that it moved on (docs/protocol.md II.7)
         (OVER, (), ()),
-        # a key holder whose void round is complete: the accuse it counts of each holder
-        # (its id, or null), before any node decides (docs/protocol.md II.11.1)
-        (TALLY, ("ids",), ("buyers",)),
         # a member quits the table: its last envelope; ``hand`` is the hand it was in
         # (0 before the first deal). Its steps after it are due at once (II.11.4). A key
         # holder of that hand names the votes it stands by in the hand's agreement: the
         # outcome, the first round it signed nothing in, and the round of the polka the
         # standing prevote relies on (II.11.5)
-        (LEAVE, (), ("stand", "from", "pol")),
-        # the hand's agreement (II.11.5): a round's proposal of an outcome
-        # ("commit:<hex>" or "void:<seats>") with the round of the polka it relies on
-        (PROPOSE, ("round", "value"), ("valid",)),
+        # (``of``: "verdict" once the hand is voided)
+        (LEAVE, (), ("stand", "from", "pol", "of")),
+        # the hand's agreements (II.11.5): a round's proposal of an outcome
+        # ("commit:<hex>" or "void:<seats>"; with ``of`` "verdict", the void round's
+        # verdict "verdict:<ids>;<seats>;<seats>") with the round of the polka it relies on
+        (PROPOSE, ("round", "value"), ("valid", "of")),
         # a holder's prevote or precommit: an outcome, or null for nil; a prevote for an
         # outcome names the round of the polka it relies on
-        (VOTE, ("round", "step", "value"), ("pol",)),
+        (VOTE, ("round", "step", "value"), ("pol", "of")),
     )
 }
 #: The hand agreement's kinds (docs/agreement.md; p2pkille/runtime/decision.py).
@@ -349,27 +347,3 @@ def get_step(body: Mapping[str, object], evidence: bytes) -> Step:
                 canonical.get_int(body, "stage", lo=0, hi=64, what="step", evidence=evidence),
                 canonical.get_int(body, "at", lo=0, hi=canonical.MAX_INT, what="step",
                                   evidence=evidence))
-
-
-def get_buyers(body: Mapping[str, object], evidence: bytes) -> tuple[int, ...]:
-    """The ``buyers`` of a ``tally`` (absent: none): the table seats without a key its
-    author counts timed out, strictly ascending and not empty when present."""
-    if "buyers" not in body:
-        return ()
-    raw = canonical.get_list(body, "buyers", what="tally", evidence=evidence)
-    seats = tuple(canonical.get_int({"seat": value}, "seat", lo=0, hi=MAX_SEATS - 1,
-                                    what="tally.buyers", evidence=evidence) for value in raw)
-    if not seats or any(a >= b for a, b in pairwise(seats)):
-        raise InvalidEncoding("tally: buyers must be a non-empty ascending list of seats",
-                              evidence=evidence)
-    return seats
-
-
-def get_ids(body: Mapping[str, object], evidence: bytes) -> tuple[bytes | None, ...]:
-    """The ``ids`` of a ``tally``: per key holder, the 32-byte id of the accuse its author
-    counts, or null (none counts)."""
-    raw = canonical.get_list(body, "ids", what="tally", evidence=evidence)
-    if not 1 <= len(raw) <= MAX_SEATS:
-        raise InvalidEncoding(f"tally: 1 to {MAX_SEATS} ids", evidence=evidence)
-    return tuple(None if value is None else canonical.get_bytes(
-        {"id": value}, "id", what="tally", size=32, evidence=evidence) for value in raw)

@@ -30,7 +30,7 @@ _GENESIS: Final = {msg.COMMIT: Stage.COMMIT, msg.NONCE: Stage.NONCE,
                    msg.ACCEPT: Stage.ACCEPT}
 #: Kinds read ahead of the hand's flow (the void round's, votes, a rewound): ready as soon
 #: as they are of the current hand, unless a vote is held back (timeouts.py).
-_AHEAD: Final = frozenset({msg.TALLY, msg.TIMEOUT, msg.SEEN, msg.ACCUSE, msg.REWOUND,
+_AHEAD: Final = frozenset({msg.TIMEOUT, msg.SEEN, msg.ACCUSE, msg.REWOUND,
                            msg.PROPOSE, msg.VOTE})
 #: The stages a hand's flow envelope is consumed in.
 STAGES: Final[dict[str, tuple[Stage, ...]]] = {
@@ -106,16 +106,14 @@ class Readiness:
         return check is None or check(hand, seat, env)
 
     def _ahead_ready(self, hand: Hand, seat: int, env: Envelope) -> bool:
-        if env.kind == msg.TALLY:
-            return not self.core.timeouts.held_back(hand, seat)
         if env.kind in (msg.TIMEOUT, msg.SEEN):
             return not self.core.timeouts.answer_held(hand, seat, env)
         return True
 
     def _voted_out(self, hand: Hand, seat: int, number: int) -> bool:
         """Did I vote ``seat``'s time out at the step the hand is at, with no seen since?
-        While voiding, the step is the void round's (an accuse or a tally: read ahead,
-        never held here), not this envelope's: a vote there holds back no hand flow, and a
+        While voiding, the step is the void round's (an accuse: read ahead, never held
+        here), not this envelope's: a vote there holds back no hand flow, and a
         voiding node plays on (its checks of the accusations may need the envelope)
         (test_log.py::test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand)."""
         if hand.me is None or hand.void.voiding:

@@ -17,8 +17,8 @@ record                 writer                      what it holds
 :class:`ClaimRecord`   :mod:`.claims`              claims that hide a card, proved claims
 :class:`CloseRecord`   :mod:`.closing`             reveals, the audit, the checkpoint
 :class:`VoteRecord`    :mod:`.timeouts`            time-out votes, seens, silent sets
-:class:`VoidRecord`    :mod:`.accusations`,        accuses (``accusations``) and the tally
-                       :mod:`.verdict`             round (``verdict``): see the record
+:class:`VoidRecord`    :mod:`.accusations`,        accuses (``accusations``) and what the
+                       :mod:`.verdict`             verdict counts (``verdict``)
 =====================  ==========================  ======================================
 """
 
@@ -41,14 +41,11 @@ from protocol.reveal import DecryptionShare
 from protocol.shuffle_proof import ShuffleStatement
 
 __all__ = ["Accuse", "ClaimRecord", "CloseRecord", "DeckRecord", "ForwardRecord", "Hand",
-           "Pet", "PlayRecord", "SealRecord", "ShareRecord", "Slot", "Tally", "VoidRecord",
+           "Pet", "PlayRecord", "SealRecord", "ShareRecord", "Slot", "VoidRecord",
            "VoteRecord"]
 
 #: A sealed box's place: (token, maker, its context's recipient, the seat it was sealed to).
 Slot = tuple[int, int, int | None, int]
-#: A tally: per key holder the id of the accuse its author counts (or None), and the
-#: seats without a key it counts timed out (ascending).
-Tally = tuple[tuple[bytes | None, ...], tuple[int, ...]]
 
 
 @dataclass(slots=True)
@@ -230,6 +227,9 @@ class VoteRecord:
     scanned: dict[int, int] = field(default_factory=dict)
     """member -> next seq to read ahead of consumption."""
     scan_version: int = -1
+    expired: set[int] = field(default_factory=set)
+    """The void round: seats whose accuse (a buyer's disclosure) I waited for longer than
+    my limit, so a verdict may time them out here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +246,8 @@ class Accuse:
     """The accuse it cites, carried (its bytes)."""
     agreed: bool
     """Its author signed the hand's checkpoint before it."""
+    seen: tuple[bytes | None, ...] = ()
+    """Per key holder, the id of its accuse the author held as it wrote this one."""
 
     @property
     def rooted(self) -> bool:
@@ -256,11 +258,14 @@ class Accuse:
 @dataclass(slots=True)
 class VoidRecord:
     """A stopped hand's void round (docs/protocol.md II.11.1). The accuses are written by
-    :mod:`.accusations` (``voiding`` up to ``counted``), the tally round by
-    :mod:`.verdict` (``tallies`` on)."""
+    :mod:`.accusations` (``voiding`` up to ``counted``), the verdict's inputs by
+    :mod:`.verdict` (``echoed``)."""
 
     voiding: bool = False
-    """A fault or an accusation stopped the hand."""
+    """The hand's agreement decided its void: the void round runs."""
+    stopping: bool = False
+    """A fault found or an accuse taken: this node wants the hand voided, and makes no
+    move in it but its accuse."""
     mine: list[msg.Accusation] = field(default_factory=list)
     """What my accuse will say."""
     accuses: dict[int, tuple[msg.Accusation, ...]] = field(default_factory=dict)
@@ -284,25 +289,10 @@ class VoidRecord:
     counted: dict[int, bytes] = field(default_factory=dict)
     """holder -> id of the accuse of it that counts."""
     accuse_wires: dict[bytes, bytes] = field(default_factory=dict)
-    tallies: dict[int, Tally] = field(default_factory=dict)
-    """The tally round: per holder its latest tally."""
-    tally_taken: set[bytes] = field(default_factory=set)
-    """Ids of the tally envelopes taken."""
-    tally_ids: tuple[bytes | None, ...] | None = None
-    """My tally as computed (``tally_out``: its buyers), and as last sent (``tallied``)."""
-    tally_out: tuple[int, ...] = ()
-    tallied: Tally | None = None
+    seen: dict[bytes, tuple[bytes | None, ...]] = field(default_factory=dict)
+    """accuse id -> per key holder the id of its accuse that accuse's author held."""
     echoed: set[tuple[int, bytes | None, bytes | None]] = field(default_factory=set)
-    gone: frozenset[int] = frozenset()
-    """Seats whose accuse counts for nothing."""
-    excused: frozenset[int] = frozenset()
-    """Seats that forked a tally: not awaited."""
-    adopt_key: tuple[int, int] | None = None
-    """What adopting the deciders' tally last looked at."""
-
-    @property
-    def tally(self) -> Tally | None:
-        return None if self.tally_ids is None else (self.tally_ids, self.tally_out)
+    """(holder, its accuse id named in a verdict, mine) of the versions I passed on."""
 
 
 class Hand:

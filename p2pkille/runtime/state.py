@@ -116,7 +116,7 @@ class TableState:
         in the other stages, (VOID, 0) while the hand's accusations are collected."""
         hand = self.hand
         if hand is not None and hand.void.voiding:
-            return (Stage.TALLY, 0) if hand.void.tally_ids is not None else (Stage.VOID, 0)
+            return Stage.VOID, 0
         # The game's fact count, not a node-local one: a voided hand rewinds it, so
         # every node names the same step whatever it consumed of the voided hand.
         view = self.view

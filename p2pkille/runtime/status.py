@@ -29,7 +29,10 @@ class HandStatus:
     waiting_for: tuple[int, ...]
     """The seats the table waits for now."""
     voiding: bool
-    """A fault or an accusation stopped the hand: its void round runs."""
+    """The hand's agreement decided its void: its void round runs."""
+    stopping: bool
+    """A fault found or an accuse taken: I want the hand voided, and make no move in it
+    but my accuse (true once voiding too)."""
     timed_out: frozenset[int]
     """Seats whose time-out the table agreed."""
     accusing: tuple[int, ...]
@@ -58,6 +61,7 @@ class HandStatus:
         return cls(
             number=hand.number, stage=stage, holders=hand.holders, me=hand.me,
             waiting_for=waiting_for, voiding=hand.void.voiding,
+            stopping=hand.void.stopping,
             timed_out=frozenset(hand.timeouts.timed_out),
             accusing=tuple(a.accused for a in hand.void.mine),
             accused=frozenset(hand.void.accuses), keys=frozenset(hand.deck.announced),

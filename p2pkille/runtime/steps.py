@@ -5,9 +5,9 @@ A node walks its table through the stages :data:`Stage.COMMIT` .. :data:`Stage.D
 one seat's awaited envelope: the seat, a stage and a position in it (the game's fact
 count in play, else 0). Votes (``timeout``) and ``seen`` carry a step
 (docs/protocol.md II.11.3). Besides the stages a node walks through, a step can be at
-one of four more: collecting a stopped hand's accusations (:data:`Stage.VOID`), a forward
-owed since a fact count (:data:`Stage.OWED`), tallying the void round
-(:data:`Stage.TALLY`), and a holder's answer to a vote on another step
+one of three more: collecting a voided hand's accusations (:data:`Stage.VOID`, which no
+vote names: the verdict's agreement times seats out there), a forward owed since a fact
+count (:data:`Stage.OWED`), and a holder's answer to a vote on another step
 (:data:`Stage.RESPOND`, whose ``at`` packs that other step).
 
 Seats are numbered three ways, and the names below keep them apart:
@@ -54,16 +54,13 @@ class Stage(enum.IntEnum):
     """Collecting the accusations of a stopped hand."""
     OWED = 11
     """A forward owed since fact count ``at`` (beside play)."""
-    TALLY = 12
-    """Tallying the void round."""
     RESPOND = 13
     """A holder's answer (vote or seen) to a vote on another step."""
 
 
 #: The stages a step a holder answers can be at (what a respond step may be about).
 ANSWERED_STAGES: Final = frozenset({Stage.KEYS, Stage.SHUFFLE, Stage.DEAL, Stage.PLAY,
-                                    Stage.REVEAL, Stage.CHECKPOINT, Stage.VOID, Stage.OWED,
-                                    Stage.TALLY})
+                                    Stage.REVEAL, Stage.CHECKPOINT, Stage.OWED})
 _TEXT: Final = re.compile(r"P(\d+)@([a-z]+):(\d+)")
 
 

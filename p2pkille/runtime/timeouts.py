@@ -1,11 +1,14 @@
 """Agreed time-outs: votes, seens, silent sets and the defaults they give
 (docs/protocol.md II.11.3).
 
-A node that waits too long for a seat's step votes its time out (``timeout``); a holder
-that holds the envelope says so (``seen``). A decision every other holder voted gets its
-default. A holder is timed out once it is in a *silent set*: a set of holders, fewer than
-half, each with a step every holder outside the set voted out. Every vote is signed and
-read ahead of consumption, so nodes that learn the votes in any order agree.
+A node that waits too long for a seat's step of the hand votes its time out
+(``timeout``); a holder that holds the envelope says so (``seen``). A decision every other
+holder voted gets its default. A holder is in a *silent set* once it is in a set of
+holders, fewer than half, each with a step every holder outside the set voted out: the
+void of a silent set is valid for the hand's agreement (agreeing.py), which decides it.
+Every vote is signed and read ahead of consumption. In a voided hand's void round nobody
+votes: a seat whose accuse does not come within a node's limit is out there for its
+verdict (verdict.py).
 """
 
 from __future__ import annotations
@@ -54,17 +57,11 @@ def silent_set(seat: int, outs: dict[int, set[frozenset[int]]],
     return grow(frozenset({seat}), (seat,))
 
 
-def _void_round(step: Step) -> bool:
-    """Is ``step`` one of the void round's (an accuse, a tally, or an answer about one)?"""
-    about = step.about if step.stage == Stage.RESPOND else step
-    return about is not None and about.stage in (Stage.VOID, Stage.TALLY)
-
-
 def _taken(hand: Hand, env: Envelope) -> set[bytes]:
     """The ids of the envelopes of ``env``'s kind taken in ``hand``."""
     if env.kind in (msg.TIMEOUT, msg.SEEN):
         return hand.timeouts.taken
-    return hand.void.tally_taken if env.kind == msg.TALLY else hand.void.taken
+    return hand.void.taken
 
 
 class Timeouts:
@@ -93,6 +90,11 @@ class Timeouts:
         hand, view, timing = table.hand, table.view, table.timing
         if hand is None or hand.me is None or view is None:
             return
+        if hand.void.voiding:
+            self.expire(hand, now)
+            return
+        if hand.void.stopping:
+            return  # I want the hand voided: no step of it is due from anyone now
         stage, at = table.step_now()
         deciding = stage == Stage.PLAY and view.game.phase in DECIDING
         limit = timing.decide_limit if deciding else timing.limit
@@ -109,6 +111,15 @@ class Timeouts:
                 self.voted.add((hand.number, step))
                 self.core.outbox.emit(out, TimeoutBody(hand.number, step))
 
+    def expire(self, hand: Hand, now: float) -> None:
+        """The void round: every seat whose accuse (a buyer's disclosure) I waited for
+        longer than my limit is out here (verdict.py); a seat that left, at once."""
+        for seat in self.core.accusations.awaited(hand):
+            first = self.since.setdefault((hand.number, Step(seat, Stage.VOID, 0)), now)
+            due = 0.0 if self.table.has_left(seat) else self.table.timing.limit
+            if seat != self.table.my_seat and now - first >= due:
+                hand.timeouts.expired.add(seat)
+
     def waiting_for(self) -> tuple[int, ...]:
         """The seats (member indices during genesis) whose envelope the table waits for
         now: what a time limit runs against. Empty when done."""
@@ -123,9 +134,8 @@ class Timeouts:
         if hand is None or view is None or self.table.stage == Stage.DONE:
             return ()
         if hand.void.voiding:
-            if hand.void.tally_ids is not None:
-                return self.core.verdict.awaited(hand)
-            return self.core.accusations.awaited(hand)
+            return tuple(s for s in self.core.accusations.awaited(hand)
+                         if s not in hand.timeouts.expired)
         found = self.core.dealing.awaited(hand)
         if found is None:
             found = self.core.closing.awaited(hand)
@@ -157,14 +167,10 @@ class Timeouts:
 
     def void_decided(self, hand: Hand, timed_out: frozenset[int]) -> None:
         """The hand's agreement decided its void with ``timed_out``: they are timed out,
-        and the hand stops for its void round."""
-        if not hand.void.voiding or not timed_out <= hand.timeouts.timed_out:
+        and the hand's void round begins."""
+        if not hand.void.voiding:
             hand.timeouts.timed_out |= timed_out
-            self.core.accusations.stop(hand)
-
-    def adopt(self, hand: Hand, timed_out: set[int]) -> None:
-        """The void round decided with the deciders' time-outs (verdict.py): they stand."""
-        hand.timeouts.timed_out = timed_out
+            self.core.accusations.begin(hand)
 
     def take_own_votes(self) -> None:
         """:meth:`take_own_vote` for every ``timeout`` in this member's own chain (after
@@ -268,28 +274,18 @@ class Timeouts:
         return ((hand.number, respond) in self.voted and respond not in hand.timeouts.seens
                 and not self.dead(hand, respond))
 
-    def held_back(self, hand: Hand, seat: int) -> bool:
-        """Is ``seat``'s tally held back? I voted its time out at the tally step and no
-        holder has said it holds a tally of it that matches its own (II.11.3): either a
-        holder took it in time and every node takes it, or nobody did and the time-out
-        is agreed."""
-        step = Step(seat, Stage.TALLY, 0)
-        return (hand.me is not None and (hand.number, step) in self.voted
-                and step not in hand.timeouts.seens and not self.dead(hand, step)
-                and not self.core.verdict.vouched(hand, seat))
-
     def scan(self, hand: Hand) -> None:
-        """Take accuse, timeout and seen envelopes of this hand from the chains ahead of
-        what is consumed: they are about the hand's progress, so they must not wait
-        behind envelopes a stopped hand never makes ready. A malformed one is left for
-        normal consumption (which blames it)."""
+        """Take accuse, timeout, seen and agreement envelopes of this hand from the chains
+        ahead of what is consumed: they are about the hand's progress, so they must not
+        wait behind envelopes a stopped hand never makes ready. A malformed one is left
+        for normal consumption (which blames it)."""
         if hand.timeouts.scan_version != self.table.version:
             hand.timeouts.scan_version = self.table.version
             while True:
                 seens = len(hand.timeouts.seens)
                 self.scan_chains(hand)
                 if len(hand.timeouts.seens) == seens:
-                    break  # a new seen can release a tally held back in a chain read before
+                    break  # a new seen can release a vote held back in a chain read before
         if hand.me is not None and hand.timeouts.votes:
             # Votes for a step I have since passed: I hold the envelope, so I answer.
             for step in hand.timeouts.votes:
@@ -303,12 +299,11 @@ class Timeouts:
             seq = max(self.table.consumed[m] + 1, hand.timeouts.scanned.get(m, 0))
             held: int | None = None
             while (env := self.table.transcript.get(member, seq)) is not None:
-                if msg.hand_of(env) == hand.number and env.id not in _taken(hand, env) and (
-                        (env.kind == msg.TALLY and self.held_back(hand, self.table.seat_of[m]))
-                        or (env.kind in (msg.TIMEOUT, msg.SEEN)
-                            and self.answer_held(hand, self.table.seat_of[m], env))):
-                    # Read again once a seen for it is in (held_back); what follows it may
-                    # be that seen, for another seat.
+                if (msg.hand_of(env) == hand.number and env.id not in _taken(hand, env)
+                        and env.kind in (msg.TIMEOUT, msg.SEEN)
+                        and self.answer_held(hand, self.table.seat_of[m], env)):
+                    # Read again once a seen for it is in; what follows it may be that
+                    # seen, for another seat.
                     held = seq if held is None else held
                     seq += 1
                     continue
@@ -319,7 +314,7 @@ class Timeouts:
                             msg.check_body(env.kind, env.body, env.wire)
                             self.core.agreeing.on_agreement(m, env)
                     continue
-                if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN, msg.TALLY) or (
+                if env.kind not in (msg.ACCUSE, msg.TIMEOUT, msg.SEEN) or (
                         msg.hand_of(env) != hand.number or env.id in _taken(hand, env)):
                     continue
                 try:
@@ -407,8 +402,8 @@ class Timeouts:
 
     def settle(self, hand: Hand) -> None:
         """Act on every agreed time-out: a decision whose step every other key holder
-        voted gets its default (keep, decline); a holder in a silent set (:meth:`silent`)
-        is timed out and the hand stops."""
+        voted gets its default (keep, decline); the void of the holders in silent sets
+        (:meth:`silent`) is valid for the hand's agreement, which decides it."""
         if not hand.timeouts.votes:
             return  # without a vote nobody is silent (the common case: at every step)
         silent = self.silent(hand)
@@ -422,14 +417,7 @@ class Timeouts:
                     and (not hand.void.voiding or self.table.reached(at)) and voters >= {
                         k for k, s in enumerate(hand.holders) if s != seat}):
                 self.give_default(hand, step, where[0])
-        if not silent - hand.timeouts.timed_out:
-            return
-        if hand.void.voiding:
-            # A step of the void round: its time-outs stand as the votes agree them.
-            hand.timeouts.timed_out |= silent
-            self.core.accusations.stop(hand)
-        else:
-            # A step of the hand: its void is decided with its outcome (agreeing.py).
+        if silent - hand.timeouts.timed_out and not hand.void.voiding:
             self.core.agreeing.endorse(hand, Outcome.void(silent))
 
     def counts(self, hand: Hand, step: Step) -> bool:
@@ -437,15 +425,14 @@ class Timeouts:
         the default), nor a play step this node has not reached yet (it decides that
         when it gets there)."""
         seat, stage, at = step
-        if step in hand.timeouts.defaulted:
-            return False
+        about = step.about if stage == Stage.RESPOND else step
+        if step in hand.timeouts.defaulted or about is None or about.stage == Stage.VOID:
+            return False  # the void round's time-outs are its verdict's (verdict.py)
         if seat not in hand.holders:
             # A buyer's step (a disclosure, a show, a forward it owes) once this node sits
             # where the step was voted; only every holder's vote times it out (silent).
             if stage == Stage.OWED:
                 return self.table.reached(at) and self.table.in_play(hand, seat)
-            if stage == Stage.VOID:
-                return self.table.sits(hand, seat)  # its disclosure in a sealed dispute
             if stage != Stage.PLAY or not self.table.in_play(hand, seat):
                 return False
         if stage == Stage.PLAY:
@@ -458,8 +445,10 @@ class Timeouts:
         S of holders such that each member has a step (:meth:`counts`) that every holder
         outside S voted out, and the holders outside S are a strict majority (or S is
         one holder and every other voted). A minority, partitioned or impatient, agrees
-        nothing; two holders silent together no longer wait for each other's vote
-        (II.11.3). Monotone in the votes, so nodes that learn them in any order agree."""
+        nothing; two holders silent together do not wait for each other's vote
+        (II.11.3). Monotone in the votes (a decision leaves the sets only when it gets
+        its default): nodes that learn them in any order come to the same sets, and the
+        hand's agreement decides which void, if any, counts."""
         key = (sum(len(v) for v in hand.timeouts.votes.values()), len(hand.timeouts.votes),
                len(hand.timeouts.defaulted), len(hand.play.phase_at), len(hand.timeouts.timed_out),
                int(self.table.stage),  # a buyer's step counts only while it sits in the hand
@@ -473,18 +462,22 @@ class Timeouts:
         bound = set_bound(len(hand.holders))
         silent = set(hand.timeouts.timed_out)
         outs: dict[int, set[frozenset[int]]] = {}
-        # Once the hand's void is decided, its own steps time out the decided seats only
-        # (S is decided), and the void round's time-outs take no vote of those seats: a
-        # holder the table timed out must not time out the holders that outvoted it.
-        decided = self.core.agreeing.decided_void(hand)
-        gone = ({index[s] for s in hand.timeouts.timed_out if s in index} if decided
-                else set())
-        for step, counted in hand.timeouts.votes.items():
-            if not self.counts(hand, step) or (decided and not _void_round(step)):
+        if self.core.agreeing.decided_void(hand):
+            # Its time-outs are decided: votes on its steps time out nobody more.
+            hand.timeouts.silent_key, hand.timeouts.silent = key, frozenset(silent)
+            return hand.timeouts.silent
+        for step, voters in hand.timeouts.votes.items():
+            decision = self._decision(hand, step)
+            if not decision and not self.counts(hand, step):
                 continue
-            voters = counted - gone
             seat = step.seat
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
+            if decision:
+                # Every other holder's vote gives it the default; a holder silent as well
+                # never votes, so a set of two or more silent together may hold it.
+                if len(out) > 1 and seat in index and len(out) <= bound:
+                    outs.setdefault(seat, set()).add(out)
+                continue
             if out == {seat}:
                 silent.add(seat)  # every other holder voted: the rule for one seat
             if seat not in index:
@@ -501,6 +494,14 @@ class Timeouts:
                     silent |= found
         hand.timeouts.silent_key, hand.timeouts.silent = key, frozenset(silent)
         return hand.timeouts.silent
+
+    @staticmethod
+    def _decision(hand: Hand, step: Step) -> bool:
+        """Is ``step`` its seat's decision, reached here and not given its default?"""
+        seat, stage, at = step
+        where = hand.play.phase_at.get(at) if stage == Stage.PLAY else None
+        return (where is not None and where[0] in DECIDING and where[1] == seat
+                and step not in hand.timeouts.defaulted)
 
     def give_default(self, hand: Hand, step: Step, phase: int) -> None:
         """Apply the default decision at ``step``. A node that took the seat's late

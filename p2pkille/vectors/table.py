@@ -5,8 +5,8 @@ Two games, since a table's mode is fixed at its genesis:
 
 - ``audit`` (ruleset ``wikipedia``): swaps and plain exchanges, a kille disclosed as it
   changes hands, förhand's cut and a stock draw, a buy-back, a hand voided because a
-  member sent an illegal decision (every holder's accusation of it, the tallies, the
-  member expelled), and the game played to its end by the two seats left;
+  member sent an illegal decision (every holder's accusation of it, the verdict's
+  agreement, the member expelled), and the game played to its end by the two seats left;
 - ``strict``: proved shuffle steps, proved plain answers and "no kille" disclosures with
   every holder's test part, and no key ever revealed.
 

@@ -42,7 +42,7 @@ def trace(node: TableNode) -> Doc:
              f"{env.body.get('stage')}/{env.body.get('at')}"
              for env in own if env.kind in (msg.TIMEOUT, msg.SEEN)]
     control = [f"{env.kind} {env.body.get('hand')} #{_digest(env.wire)}"
-               for env in own if env.kind in (msg.ACCUSE, msg.TALLY, msg.REWOUND, msg.OVER)]
+               for env in own if env.kind in (msg.ACCUSE, msg.REWOUND, msg.OVER)]
     accepted = hashlib.sha256()
     for env in node.transcript.accepted:
         accepted.update(env.id)

@@ -434,9 +434,24 @@ class Follower:
         assert accusers == set(hand.holders)
         self.expelled.update(record["eliminated"])
         self.count("void")
-        tallies = list(self.of_hand(hand.number, "tally"))
-        assert {self.seat_of(e) for e in tallies} == set(hand.holders)
-        assert len({json.dumps(_body(e)["ids"]) for e in tallies}) == 1
+        # The verdict: one value, precommitted by a strict majority of its voters (the
+        # holders the hand's decided void did not time out), and every seat it times
+        # out or blames is expelled.
+        void = {_body(e)["value"] for e in self.of_hand(hand.number, "vote")
+                if "of" not in _body(e) and _body(e)["step"] == "precommit"
+                and _body(e)["value"] is not None}
+        assert len(void) == 1
+        (void_text,) = void
+        timed_out = {int(s) for s in void_text.split(":")[1].split(",") if s}
+        voters = set(hand.holders) - timed_out
+        verdicts = [e for e in self.of_hand(hand.number, "vote")
+                    if _body(e).get("of") == "verdict" and _body(e)["step"] == "precommit"
+                    and _body(e)["value"] is not None]
+        assert len({_body(e)["value"] for e in verdicts}) == 1
+        assert 2 * len({self.seat_of(e) for e in verdicts}) > len(voters)
+        _ids, out, blamed = _body(verdicts[0])["value"].split(":")[1].split(";")
+        assert {int(s) for s in f"{out},{blamed}".split(",") if s} <= set(
+            record["eliminated"])
 
 
 def _rank(label: str) -> str:

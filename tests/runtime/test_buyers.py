@@ -18,6 +18,7 @@ from cli.main import main
 from p2pkille.engine.cards import DECK_SIZE, Rank
 from p2pkille.engine.view import SeatView
 from p2pkille.runtime import messages as msg
+from p2pkille.runtime.agreement import Outcome
 from p2pkille.runtime.behaviour import Behaviour, Body
 from p2pkille.runtime.faults import FaultKind
 from p2pkille.runtime.node import Stage, TableNode, Timing
@@ -102,18 +103,19 @@ def test_a_buyer_that_hides_the_kille_it_gives_is_expelled(mode: str) -> None:
 def test_a_buyer_that_never_shows_is_timed_out_and_expelled(mode: str) -> None:
     run = _run(2, SilentBuyer(), mode)
     _check_expelled(run, 2, "timeout")
-    # Every holder's last tally of the hand names the buyer out: the verdict waits until
-    # they all count it so (a buyer's time-out in no tally would let the nodes differ).
+    # The buyer's time-out is in the verdict the holders decided: a strict majority of
+    # them precommitted a verdict that names it (one that did not would let nodes differ).
     buyer = run.nodes[CHEAT].my_seat
+    assert buyer is not None
     node = run.honest[0]
     hand = next(o for o in node.outcomes if o.hand == 2)
-    last: dict[object, object] = {}
-    for member in node.members:
-        for env in node.transcript.chain(member):
-            if env.kind == msg.TALLY and env.body.get("hand") == 2:
-                last[member] = env.body.get("buyers")
-    assert len(last) == len(hand.holders)
-    assert set(map(repr, last.values())) == {repr([buyer])}
+    precommits = [Outcome.from_text(str(env.body["value"]))
+                  for member in node.members for env in node.transcript.chain(member)
+                  if env.kind == msg.VOTE and env.body.get("hand") == 2
+                  and env.body.get("of") == "verdict" and env.body.get("step") == "precommit"
+                  and env.body.get("value") is not None]
+    assert 2 * len(precommits) > len(hand.holders)
+    assert {buyer in value.timed_out for value in precommits} == {True}
 
 
 def test_a_silent_or_lying_buyer_is_expelled_on_a_lossy_network_too() -> None:

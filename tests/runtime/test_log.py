@@ -459,7 +459,6 @@ def test_a_node_never_appends_a_step_of_a_hand_its_chain_has_left() -> None:
     # hand in the chain counts, not only its last).
     assert node.transcript.chain(node.identity.public)[-1].body.get("hand") == 1
     assert (msg.FORWARD, 1) not in sent(msg.FORWARD, forward)
-    assert (msg.TALLY, 1) not in sent(msg.TALLY, {"hand": 1, "ids": [None] * 3})
 
 
 @pytest.mark.parametrize("records", [40, 46, 52])
@@ -499,16 +498,15 @@ def test_a_replayed_forward_that_reads_differently_is_not_sent_again(records: in
 def test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand(
         tmp_path: Path, seed: int) -> None:
     # Hand 1 is voided: a seat acts out of turn, and a holder crashes before its accuse, so
-    # the others vote it out in the void round. A node rebuilt from its log reads the hand's
-    # accuses ahead and is voiding from its first step, with its own vote on the crashed
-    # holder's accuse taken back: that vote must not hold back the holder's key (the step
-    # read as the void round's), or the node never reaches the act it must check and
+    # the verdict times it out. A node rebuilt from its log reads the hand's agreement and
+    # accuses ahead and is voiding from its first step: nothing of the void round may hold
+    # back the crashed holder's key, or the node never reaches the act it must check and
     # stalls in hand 1 for ever.
     timing = Timing(limit=2.0, decide_limit=2.0, answer_limit=8.0)
     table, logged = logged_table(tmp_path, 5, seed=seed, chips=3, timing=timing,
                                  byzantine={1: "out-of-turn"})
     table.network.run(stop=lambda _: any(
-        (h := n.status()) is not None and h.voiding for n in table.nodes))
+        (h := n.status()) is not None and h.stopping for n in table.nodes))
     victim = next(n for n in table.nodes if n.my_seat != 1 and (h := n.status()) is not None
                   and h.me is not None and not h.accusing)  # it found no fault itself
     table.network.crash(victim.name)
@@ -526,15 +524,12 @@ def test_a_node_restarted_after_a_void_with_a_time_out_replays_the_voided_hand(
         back.close()
 
 
-def test_a_voter_restarted_in_the_tally_round_takes_the_tally_of_a_holder_that_moved_on(
+def test_a_voter_restarted_in_the_void_round_decides_the_verdict_with_the_other_holder(
         tmp_path: Path) -> None:
     # Three holders; the third crashes for good in hand 1 and the other two time it out.
-    # The first, restarted from its log during the tally round, votes out the second's
-    # tally (its limit is 1 s), which decided on the same tally and dealt hand 2. The
-    # voter must not hold that tally back until a holder says seen: only the crashed one
-    # could, so it would wait for ever. The two, a strict majority, moved on
-    # (or move on) with one tally, and the one that did never voted a step of the voter:
-    # the voter takes it (II.11.3, "the deciders' tally").
+    # The first is restarted from its log during the void round, with a limit of 1 s:
+    # it restores its votes of both agreements from its log, and the two, a strict
+    # majority, decide one verdict, whichever of them decided first.
     from p2pkille.sim.faults import Faults
 
     timings = {0: Timing(limit=20.0, decide_limit=3.0, answer_limit=80.0),

@@ -6,7 +6,7 @@ limit is voted out in turn (a respond step), so two silent holders never wait fo
 other's vote while the rest of the table waits for ever. A minority never agrees anything:
 half a table cut off from the other half waits, and both halves play on alike once the
 link heals. Cuts, crashes and slow links at the awkward moments (a decision on its way, the
-signatures going out, a tally round) leave every node with the same record.
+signatures going out, a void round) leave every node with the same record.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def _stress_table(seed: int) -> SimTable:
     and answer limits of 3-30 s (shorter than some links' delays, on purpose), one or two
     peers whose messages take up to 20 s."""
     from tests.runtime.bots import Restless
-    from tests.runtime.test_tally import BEHAVIOURS
+    from tests.runtime.test_verdict import BEHAVIOURS
 
     r = random.Random(seed * 7919 + 1)
     peers = r.choice([5, 6, 7])
@@ -334,7 +334,7 @@ def _stress_table(seed: int) -> SimTable:
 def test_a_holder_timed_out_while_slow_gets_seens_for_its_late_respond_votes(
         seed: int) -> None:
     # A slow holder the others timed out votes, long after they voided the hand and dealt
-    # on, the others' respond steps for a tally it lacked, and holds back their late
+    # on, the others' respond steps for a step it lacked, and holds back their late
     # answers to it until a seen of those steps. Nobody in the hand answers any more, so a
     # node that decided a hand answers a late vote on a respond step from the answers it
     # took (and re-sends them), and that holder does not wait for ever.
@@ -395,9 +395,9 @@ def test_holders_timed_out_after_a_three_way_cut_take_the_movers_decision() -> N
     # off from the rest, each long past every limit; one peer's links are slow. P5, P2 and
     # P4 (a majority) void the hand with P1 and P3 timed out and deal on. P1 and P3 also
     # hold P3's vote that P5 never answered a step while P5 was away: with it their own
-    # votes give a second silent set, {P5, P1}, so they count P5 timed out too, and no
-    # tally of P2 and P4 will say so. Each takes the tally that a majority of the holders
-    # moved on with, and every node keeps the same record.
+    # votes give a second silent set, {P5, P1}, so they would count P5 timed out too. The
+    # hand's void is what the majority decided, whatever votes came later, and every
+    # node keeps the same record.
     timings = {0: Timing(limit=2.0, decide_limit=2.0, answer_limit=40.0),
                1: Timing(limit=1.0, decide_limit=3.0, answer_limit=120.0),
                2: Timing(limit=1.0, decide_limit=3.0, answer_limit=2.0),

@@ -19,8 +19,7 @@ RUNTIME = ROOT / "p2pkille" / "runtime"
 WRITERS = {"deck": "dealing", "shares": "custody", "seals": "custody",
            "forwards": "custody", "play": "play", "claims": "claims", "close": "closing",
            "timeouts": "timeouts"}
-VOID_BY_VERDICT = frozenset({"tallies", "tally_ids", "tally_out", "tallied", "echoed", "gone",
-                             "excused", "adopt_key", "tally_taken"})
+VOID_BY_VERDICT = frozenset({"echoed"})
 MUTATORS = frozenset({"add", "append", "update", "discard", "pop", "clear", "setdefault",
                       "extend", "remove", "insert", "popitem", "__setitem__", "__delitem__"})
 

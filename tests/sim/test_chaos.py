@@ -391,3 +391,14 @@ def test_a_run_whose_table_cannot_be_built_is_an_error_not_a_crash(
     assert result.cls is chaos.RunClass.ERROR
     assert "ValueError: no plan for seed 3" in result.detail
     assert result.replay.endswith("--cpu-cap 30 --verbose")
+
+
+@pytest.mark.parametrize(("seed", "case"), [
+    (11, "a holder restarted from its log in the void round takes the others' verdict"),
+    (58, "the last two holders cut off from each other: neither wins alone"),
+    (525, "holders cut off one by one in the void round decide one verdict"),
+    (559, "a decider crashed with another holder: the two are silent together"),
+])
+def test_hard_tables_of_the_sweep_finish_with_one_record(seed: int, case: str) -> None:
+    result = run_seed(seed)
+    assert result.cls is RunClass.OK, f"{case}: {result.detail}"
