@@ -218,6 +218,8 @@ class VoteRecord:
     silent_key: tuple[int, ...] | None = None
     """The vote counts the last silent sets (``silent``) were found from."""
     silent: frozenset[int] = frozenset()
+    deciding: frozenset[int] = frozenset()
+    """Holders in silent sets by a decision alone: its default, not a time-out."""
     movers: dict[int, frozenset[Step]] = field(default_factory=dict)
     """Holders whose chain holds an envelope after this hand: the steps each voted."""
     movers_version: int = -1

@@ -402,8 +402,9 @@ class Timeouts:
 
     def settle(self, hand: Hand) -> None:
         """Act on every agreed time-out: a decision whose step every other key holder
-        voted gets its default (keep, decline); the void of the holders in silent sets
-        (:meth:`silent`) is valid for the hand's agreement, which decides it."""
+        voted, or is silent, gets its default (keep, decline); the void of the holders in
+        silent sets (:meth:`silent`) is valid for the hand's agreement, which decides
+        it."""
         if not hand.timeouts.votes:
             return  # without a vote nobody is silent (the common case: at every step)
         silent = self.silent(hand)
@@ -413,8 +414,11 @@ class Timeouts:
                     or stage != Stage.PLAY):
                 continue
             where = hand.play.phase_at.get(at)
+            # The holders silent with the decider never vote: they count as voters here.
+            also = {k for k, s in enumerate(hand.holders)
+                    if s in silent or s in hand.timeouts.deciding}
             if (where is not None and where[0] in DECIDING and where[1] == seat
-                    and (not hand.void.voiding or self.table.reached(at)) and voters >= {
+                    and (not hand.void.voiding or self.table.reached(at)) and voters | also >= {
                         k for k, s in enumerate(hand.holders) if s != seat}):
                 self.give_default(hand, step, where[0])
         if silent - hand.timeouts.timed_out and not hand.void.voiding:
@@ -462,6 +466,8 @@ class Timeouts:
         bound = set_bound(len(hand.holders))
         silent = set(hand.timeouts.timed_out)
         outs: dict[int, set[frozenset[int]]] = {}
+        decisions: dict[int, set[frozenset[int]]] = {}
+        hand.timeouts.deciding = frozenset()
         if self.core.agreeing.decided_void(hand):
             # Its time-outs are decided: votes on its steps time out nobody more.
             hand.timeouts.silent_key, hand.timeouts.silent = key, frozenset(silent)
@@ -474,9 +480,10 @@ class Timeouts:
             out = frozenset({seat} | {s for s in hand.holders if index[s] not in voters})
             if decision:
                 # Every other holder's vote gives it the default; a holder silent as well
-                # never votes, so a set of two or more silent together may hold it.
+                # never votes, so a set of two or more silent together may hold it (and
+                # the decision then gets its default: settle).
                 if len(out) > 1 and seat in index and len(out) <= bound:
-                    outs.setdefault(seat, set()).add(out)
+                    decisions.setdefault(seat, set()).add(out)
                 continue
             if out == {seat}:
                 silent.add(seat)  # every other holder voted: the rule for one seat
@@ -487,12 +494,19 @@ class Timeouts:
                 # else a vote that completes its own time-out hides it from the search
                 # (and the outcome would hang on the order votes arrive in).
                 outs.setdefault(seat, set()).add(out)
+        either = {seat: outs.get(seat, set()) | decisions.get(seat, set())
+                  for seat in set(outs) | set(decisions)}
         for seat in sorted(outs):
             if seat not in silent:
-                found = silent_set(seat, outs, bound)
+                found = silent_set(seat, either, bound)
                 if found is not None:
                     silent |= found
-        hand.timeouts.silent_key, hand.timeouts.silent = key, frozenset(silent)
+        # A holder in a set by its decision alone is late to decide, not gone: its
+        # decision gets the default (settle), and it is timed out for nothing.
+        deciding = {seat for seat in silent - set(hand.timeouts.timed_out)
+                    if seat in decisions and not any(o <= silent for o in outs.get(seat, ()))}
+        hand.timeouts.deciding = frozenset(deciding)
+        hand.timeouts.silent_key, hand.timeouts.silent = key, frozenset(silent - deciding)
         return hand.timeouts.silent
 
     @staticmethod

@@ -398,6 +398,7 @@ def test_a_run_whose_table_cannot_be_built_is_an_error_not_a_crash(
     (58, "the last two holders cut off from each other: neither wins alone"),
     (525, "holders cut off one by one in the void round decide one verdict"),
     (559, "a decider crashed with another holder: the two are silent together"),
+    (19, "a slow decider with a holder cut off: the decision gets its default"),
 ])
 def test_hard_tables_of_the_sweep_finish_with_one_record(seed: int, case: str) -> None:
     result = run_seed(seed)
