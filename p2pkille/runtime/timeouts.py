@@ -502,7 +502,7 @@ class Timeouts:
                 if found is not None:
                     silent |= found
         # A holder in a set by its decision alone is late to decide, not gone: its
-        # decision gets the default (settle), and it is timed out for nothing.
+        # decision gets the default (settle), and it is not timed out.
         deciding = {seat for seat in silent - set(hand.timeouts.timed_out)
                     if seat in decisions and not any(o <= silent for o in outs.get(seat, ()))}
         hand.timeouts.deciding = frozenset(deciding)

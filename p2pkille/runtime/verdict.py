@@ -212,9 +212,7 @@ class Verdict:
                     return False
             elif out or seat in forked or not self._parses(hand, k, accuse_id):
                 return False
-        return (all(s < len(self.table.members) for s in value.timed_out)
-                and all(s in value.timed_out
-                        for s in self.core.accusations.disputed_buyers(hand))
+        return (all(s in value.timed_out for s in self.core.accusations.disputed_buyers(hand))
                 and self._consistent(hand, value))
 
     def named(self, hand: Hand, value: Outcome) -> None:
@@ -291,14 +289,13 @@ class Verdict:
         out = timed_out | blamed | forked
         if not all(seat in held or seat in out for seat in hand.holders):
             return None
-        # A buyer whose disclosure a counted accuse disputes, and not in: out here.
-        if any(s not in timed_out for s in self.core.accusations.disputed_buyers(hand)):
-            return None
         value = Outcome.verdict(
             (None if seat in out else void.counted.get(k) for k, seat in enumerate(hand.holders)),
             timed_out, blamed)
-        if not self._consistent(hand, value) or self._judge(hand, value) is None:
-            return None  # a version of an accuse that I lack, and no fork of it yet
+        # What I propose passes the checks I make of another's proposal: a disputed
+        # buyer's disclosure not in yet, or a version of an accuse I lack, and not yet.
+        if not self.valid(hand, value) or self._judge(hand, value) is None:
+            return None
         return value
 
     def _judge(self, hand: Hand, value: Outcome) -> Judged | None:
